@@ -1,0 +1,34 @@
+// Package dlsched is a library of deep-learning GPU-cluster scheduling
+// policies, each faithful to its paper, behind one interface that an existing
+// scheduler embeds: it describes its cluster and jobs in a policy.Snapshot and
+// gets back a policy.Decision of time shares and resources.
+//
+// # Quick start
+//
+//	import (
+//		"github.com/dlsched/dlsched/policy"
+//		_ "github.com/dlsched/dlsched/policy/gavel" // registers gavel.*
+//	)
+//
+//	p, err := policy.New("gavel.las", nil)      // or &gavel.MaxMinFairness{}
+//	d, err := p.Allocate(ctx, &policy.Snapshot{Cluster: c, Jobs: jobs})
+//	share := d.Allocation.Share("job-1", "v100") // fraction of time on V100s
+//
+// # Packages
+//
+//   - policy: the Policy interface, Snapshot, Job, Decision, validation and
+//     the name → policy registry.
+//   - policy/gavel: Gavel's heterogeneity-aware policies (OSDI'20).
+//   - allocation: accelerator types, servers, clusters, the Allocation a
+//     policy returns, and the LP layer over the allocation matrix.
+//   - throughput, efficiency, bayes: the models policies rest on (job speed,
+//     statistical efficiency, forecasts).
+//   - market, placement: the solvers (Fisher markets, bin packing and the
+//     round-based mechanism).
+//   - sim: a trace-driven simulator to compare policies.
+//   - cmd/dlsched: the command-line tool; examples: programs to copy from.
+//
+// Every package is pure and deterministic: no clock, no global randomness, no
+// dependence on map order. Linear programs are solved by COIN-OR CLP when
+// built with cgo, and by a pure-Go simplex (for small problems) otherwise.
+package dlsched
