@@ -1,0 +1,8 @@
+//go:build cgo && !noclp
+
+package lp
+
+// HasCLP reports whether the CLP engine is compiled in.
+const HasCLP = true
+
+func defaultEngine() Engine { return CLP{} }

@@ -1,0 +1,8 @@
+//go:build !cgo || noclp
+
+package lp
+
+// HasCLP reports whether the CLP engine is compiled in.
+const HasCLP = false
+
+func defaultEngine() Engine { return Simplex{} }

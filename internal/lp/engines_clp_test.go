@@ -1,0 +1,12 @@
+//go:build cgo && !noclp
+
+package lp
+
+// testEngines lists every engine the tests run: both CLP variants and gonum.
+func testEngines() []namedEngine {
+	return []namedEngine{
+		{"clp-dual", CLP{Algorithm: CLPDual}},
+		{"clp-primal", CLP{Algorithm: CLPPrimal}},
+		{"simplex", Simplex{}},
+	}
+}

@@ -1,0 +1,8 @@
+//go:build !cgo || noclp
+
+package lp
+
+// testEngines lists every engine the tests run: only gonum without CLP.
+func testEngines() []namedEngine {
+	return []namedEngine{{"simplex", Simplex{}}}
+}
