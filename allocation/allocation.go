@@ -1,0 +1,186 @@
+package allocation
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+)
+
+// Tolerance is the slack Validate allows on every bound: LP engines satisfy
+// constraints only to about 1e-7.
+const Tolerance = 1e-6
+
+// Allocation is a policy's decision: a Grant per job ID. Jobs that are absent
+// get nothing. A nil Allocation is valid and empty.
+type Allocation map[string]Grant
+
+// Grant is what one job receives.
+type Grant struct {
+	// Shares is the fraction of wall-clock time the job runs alone on each
+	// accelerator type (a row of the matrix X). Missing types mean zero.
+	Shares map[Accelerator]float64 `json:"shares,omitempty"`
+	// GPUs is the number of GPUs the job holds while it runs: its requested
+	// scale factor, or the count an elastic policy chose.
+	GPUs int `json:"gpus"`
+	// CPUs and MemoryGB are the CPU cores and memory the job holds while it
+	// runs, for policies that allocate them; zero means not allocated.
+	CPUs     float64 `json:"cpus,omitempty"`
+	MemoryGB float64 `json:"memory_gb,omitempty"`
+	// BatchSize is the global batch size the policy chose; zero means the
+	// job keeps its own.
+	BatchSize int `json:"batch_size,omitempty"`
+	// Pairs maps a partner job ID to the fraction of time the two run
+	// co-located on each accelerator type. Pairs are symmetric: the partner's
+	// Grant lists this job with the same shares.
+	Pairs map[string]map[Accelerator]float64 `json:"pairs,omitempty"`
+}
+
+// Busy returns the fraction of time the grant keeps the job running, alone or
+// co-located.
+func (g Grant) Busy() float64 {
+	var b float64
+	for _, x := range g.Shares {
+		b += x
+	}
+	for _, p := range g.Pairs {
+		for _, x := range p {
+			b += x
+		}
+	}
+	return b
+}
+
+// Share returns the time share of job on type a, alone and co-located.
+func (a Allocation) Share(job string, acc Accelerator) float64 {
+	g, ok := a[job]
+	if !ok {
+		return 0
+	}
+	x := g.Shares[acc]
+	for _, p := range g.Pairs {
+		x += p[acc]
+	}
+	return x
+}
+
+// IDs returns the job IDs in the allocation, sorted.
+func (a Allocation) IDs() []string {
+	return slices.Sorted(maps.Keys(a))
+}
+
+// Validate reports whether a fits in cluster c: every share is in [0,1], every
+// job's time sums to at most 1, pairs are symmetric, and for each type k
+//
+//	Σ_j GPUs_j X_jk + Σ_{pairs i<j} max(GPUs_i, GPUs_j) P_ijk ≤ N_k
+//
+// and, for jobs that are granted CPUs or memory, the time-weighted totals
+// Σ_j Busy_j·CPUs_j and Σ_j Busy_j·MemoryGB_j fit the cluster's totals. Each
+// bound is allowed Tolerance of slack (relative to the bound, at least
+// absolute). Errors wrap ErrInvalid or ErrOverCapacity and name the job and
+// field.
+func (a Allocation) Validate(c Cluster) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	types := c.Types()
+	used := make(map[Accelerator]float64, len(types))
+	var cpus, mem float64
+	for _, id := range a.IDs() {
+		g := a[id]
+		if err := g.validate(id, a, types); err != nil {
+			return err
+		}
+		for k, x := range g.Shares {
+			used[k] += float64(g.GPUs) * x
+		}
+		for partner, p := range g.Pairs {
+			if id < partner {
+				s := max(g.GPUs, a[partner].GPUs)
+				for k, x := range p {
+					used[k] += float64(s) * x
+				}
+			}
+		}
+		busy := g.Busy()
+		cpus += busy * g.CPUs
+		mem += busy * g.MemoryGB
+	}
+	for _, k := range types {
+		if n := float64(c.GPUs(k)); !within(used[k], n) {
+			return fmt.Errorf("%w: %s: uses %.9g GPUs of %g", ErrOverCapacity, k, used[k], n)
+		}
+	}
+	if n := c.CPUs(); !within(cpus, n) {
+		return fmt.Errorf("%w: cpus: uses %.9g of %g", ErrOverCapacity, cpus, n)
+	}
+	if n := c.MemoryGB(); !within(mem, n) {
+		return fmt.Errorf("%w: memory_gb: uses %.9g of %g", ErrOverCapacity, mem, n)
+	}
+	return nil
+}
+
+func (g Grant) validate(id string, a Allocation, types []Accelerator) error {
+	bad := func(field, format string, args ...any) error {
+		return fmt.Errorf("%w allocation: job %q: %s: %s", ErrInvalid, id, field, fmt.Sprintf(format, args...))
+	}
+	checkShares := func(field string, shares map[Accelerator]float64) error {
+		for _, k := range slices.Sorted(maps.Keys(shares)) {
+			x := shares[k]
+			if _, ok := slices.BinarySearch(types, k); !ok {
+				return bad(field, "unknown accelerator %q", k)
+			}
+			if math.IsNaN(x) || x < -Tolerance || x > 1+Tolerance {
+				return bad(field, "%s share %v is outside [0,1]", k, x)
+			}
+			if x > Tolerance && g.GPUs <= 0 {
+				return bad("gpus", "%d, but the job has time on %s", g.GPUs, k)
+			}
+		}
+		return nil
+	}
+	if g.GPUs < 0 {
+		return bad("gpus", "%d is negative", g.GPUs)
+	}
+	if err := checkShares("shares", g.Shares); err != nil {
+		return err
+	}
+	for _, partner := range slices.Sorted(maps.Keys(g.Pairs)) {
+		p := g.Pairs[partner]
+		field := fmt.Sprintf("pairs[%s]", partner)
+		other, ok := a[partner]
+		switch {
+		case partner == id:
+			return bad(field, "a job cannot pair with itself")
+		case !ok:
+			return bad(field, "partner is not in the allocation")
+		}
+		if err := checkShares(field, p); err != nil {
+			return err
+		}
+		back := other.Pairs[id]
+		for _, k := range types {
+			if math.Abs(p[k]-back[k]) > Tolerance {
+				return bad(field, "%s share %v, but the partner lists %v", k, p[k], back[k])
+			}
+		}
+	}
+	if b := g.Busy(); b > 1+Tolerance {
+		return bad("shares", "time shares sum to %v > 1", b)
+	}
+	if !finiteNonNeg(g.CPUs) {
+		return bad("cpus", "%v is not a finite non-negative number", g.CPUs)
+	}
+	if !finiteNonNeg(g.MemoryGB) {
+		return bad("memory_gb", "%v is not a finite non-negative number", g.MemoryGB)
+	}
+	if g.BatchSize < 0 {
+		return bad("batch_size", "%d is negative", g.BatchSize)
+	}
+	return nil
+}
+
+// within reports x ≤ bound up to Tolerance, relative for large bounds.
+func within(x, bound float64) bool {
+	return x <= bound+Tolerance*max(1, bound)
+}

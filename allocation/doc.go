@@ -1,0 +1,32 @@
+// Package allocation is the vocabulary of GPU-cluster scheduling decisions:
+// accelerator types, servers and clusters, the Allocation a policy returns,
+// and the linear-programming layer in which Gavel (Narayanan et al., OSDI'20)
+// writes its policies as optimization problems over the allocation matrix.
+//
+// # The allocation matrix
+//
+// For jobs j and accelerator types k, X_jk ∈ [0,1] is the fraction of
+// wall-clock time job j should spend on GPUs of type k. A job running on s_j
+// GPUs at once holds s_j GPUs while it runs, so the base constraints are
+//
+//	X_jk ≥ 0
+//	Σ_k X_jk ≤ 1              (a job runs at most all of the time)
+//	Σ_j s_j X_jk ≤ N_k        (no more GPUs of type k than the cluster has)
+//
+// and a job's effective throughput is the linear expression
+//
+//	y_j(X) = Σ_k T_jk X_jk
+//
+// where T_jk is its throughput on type k. Program builds such problems:
+// a policy adds objectives and constraints over these expressions and solves.
+//
+// Co-located pairs (space sharing) get their own shares: a pair {i, j} that
+// shares GPUs of type k for a fraction P_ijk of the time counts once against
+// the capacity, with max(s_i, s_j) GPUs, and against both jobs' time.
+//
+// # Differences from Gavel's code
+//
+// A job is never given time on a type where its throughput is zero or where
+// the type has fewer GPUs than the job needs at once: Gavel's LPs allow both,
+// and the round mechanism then silently wastes that time.
+package allocation

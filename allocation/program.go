@@ -1,0 +1,466 @@
+package allocation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/dlsched/dlsched/internal/lp"
+)
+
+// Solver selects the LP engine a Program uses. The zero value, Auto, is CLP
+// when dlsched is built with cgo (and without the noclp tag) and the pure-Go
+// simplex otherwise.
+type Solver int
+
+const (
+	// Auto is CLP when available, PureGo otherwise.
+	Auto Solver = iota
+	// CLP is COIN-OR CLP through cgo: fast at every size.
+	CLP
+	// PureGo is a dense simplex from gonum: no C dependency, but limited to
+	// small programs (about 150 jobs) and returns ErrTooLarge beyond that.
+	PureGo
+)
+
+// ErrNoSolver reports that the requested engine is not compiled in.
+var ErrNoSolver = errors.New("allocation: LP engine not available in this build")
+
+// Sentinel errors of the LP layer, re-exported so callers can test for them
+// with errors.Is.
+var (
+	ErrInfeasible = lp.ErrInfeasible
+	ErrUnbounded  = lp.ErrUnbounded
+	ErrTimeLimit  = lp.ErrTimeLimit
+	ErrTooLarge   = lp.ErrTooLarge
+	ErrNumerical  = lp.ErrNumerical
+)
+
+func (s Solver) engine() (lp.Engine, error) {
+	switch s {
+	case Auto:
+		return lp.Default(), nil
+	case CLP:
+		if e := clpEngine(); e != nil {
+			return e, nil
+		}
+		return nil, fmt.Errorf("%w: CLP needs cgo and no noclp build tag", ErrNoSolver)
+	case PureGo:
+		return lp.Simplex{}, nil
+	}
+	return nil, fmt.Errorf("%w: unknown solver %d", ErrNoSolver, int(s))
+}
+
+// String returns the solver's name.
+func (s Solver) String() string {
+	switch s {
+	case Auto:
+		return "auto"
+	case CLP:
+		return "clp"
+	case PureGo:
+		return "purego"
+	}
+	return fmt.Sprintf("Solver(%d)", int(s))
+}
+
+// Expr is a linear expression over the variables of a Program:
+// Σ coefficient·variable + constant. The zero value is the constant 0.
+type Expr struct {
+	terms    []lp.Term
+	constant float64
+}
+
+// Plus returns e + f.
+func (e Expr) Plus(f Expr) Expr {
+	terms := make([]lp.Term, 0, len(e.terms)+len(f.terms))
+	terms = append(append(terms, e.terms...), f.terms...)
+	return Expr{terms: terms, constant: e.constant + f.constant}
+}
+
+// Scale returns a·e.
+func (e Expr) Scale(a float64) Expr {
+	terms := make([]lp.Term, len(e.terms))
+	for i, t := range e.terms {
+		terms[i] = lp.Term{Var: t.Var, Coef: a * t.Coef}
+	}
+	return Expr{terms: terms, constant: a * e.constant}
+}
+
+// Sum returns the sum of exprs.
+func Sum(exprs ...Expr) Expr {
+	var n int
+	for _, e := range exprs {
+		n += len(e.terms)
+	}
+	s := Expr{terms: make([]lp.Term, 0, n)}
+	for _, e := range exprs {
+		s.terms = append(s.terms, e.terms...)
+		s.constant += e.constant
+	}
+	return s
+}
+
+// Program is a linear program over the allocation matrix X of a set of jobs
+// on a cluster, with the base constraints already in place (see the package
+// documentation). A variable X_jk exists only where job j can run on type k:
+// its throughput there is positive and the type has at least as many GPUs as
+// the job needs at once. Elsewhere X_jk is fixed at zero.
+//
+// Build one with NewProgram, add constraints, then call one of the solve
+// methods; each solve is independent and leaves the program reusable.
+type Program struct {
+	// Solver is the LP engine; the zero value is Auto.
+	Solver Solver
+
+	types    []Accelerator
+	capacity []float64 // GPUs per type
+	gpus     []int
+	tput     [][]float64
+	x        [][]int // x[j][k] is the LP variable of X_jk, or -1
+	prob     lp.Problem
+}
+
+// NewProgram returns the allocation LP for len(gpus) jobs on cluster c. Job j
+// needs gpus[j] GPUs at once and has throughput tput[j][k] on type
+// c.Types()[k]. It panics if the lengths disagree, a programming error;
+// callers validate user data first.
+func NewProgram(c Cluster, gpus []int, tput [][]float64) *Program {
+	types := c.Types()
+	if len(tput) != len(gpus) {
+		panic("allocation: NewProgram: len(tput) != len(gpus)")
+	}
+	capacity := make([]float64, len(types))
+	for k, t := range types {
+		capacity[k] = float64(c.GPUs(t))
+	}
+	p := &Program{types: types, capacity: capacity, gpus: gpus, tput: tput, x: make([][]int, len(gpus))}
+	n, nk := len(gpus), len(types)
+	p.prob.Grow(n*nk+1, n+nk+n, 3*n*nk+n)
+	for j := range gpus {
+		if len(tput[j]) != nk {
+			panic("allocation: NewProgram: throughput row length != number of accelerator types")
+		}
+		p.x[j] = make([]int, nk)
+		for k := range types {
+			p.x[j][k] = -1
+			if tput[j][k] > 0 && gpus[j] > 0 && float64(gpus[j]) <= capacity[k] {
+				p.x[j][k] = p.prob.AddVar(0, 1, 0)
+			}
+		}
+	}
+	row := make([]lp.Term, 0, max(nk, n))
+	for j := range gpus {
+		row = row[:0]
+		for k := range types {
+			if v := p.x[j][k]; v >= 0 {
+				row = append(row, lp.Term{Var: v, Coef: 1})
+			}
+		}
+		if len(row) > 1 { // a single variable is already bounded by 1
+			p.prob.AddRow(-lp.Inf, 1, row...)
+		}
+	}
+	for k := range types {
+		row = row[:0]
+		for j := range gpus {
+			if v := p.x[j][k]; v >= 0 {
+				row = append(row, lp.Term{Var: v, Coef: float64(gpus[j])})
+			}
+		}
+		p.prob.AddRow(-lp.Inf, capacity[k], row...)
+	}
+	return p
+}
+
+// Types returns the accelerator types, in the column order of X.
+func (p *Program) Types() []Accelerator { return p.types }
+
+// NumJobs returns the number of jobs (rows of X).
+func (p *Program) NumJobs() int { return len(p.gpus) }
+
+// Allowed reports whether job j may run on the k-th type.
+func (p *Program) Allowed(j, k int) bool { return p.x[j][k] >= 0 }
+
+// X returns the expression X_jk (the constant 0 where it is not allowed).
+func (p *Program) X(j, k int) Expr {
+	if v := p.x[j][k]; v >= 0 {
+		return Expr{terms: []lp.Term{{Var: v, Coef: 1}}}
+	}
+	return Expr{}
+}
+
+// Linear returns Σ_k coef[k]·X_jk.
+func (p *Program) Linear(j int, coef []float64) Expr {
+	e := Expr{terms: make([]lp.Term, 0, len(coef))}
+	for k, c := range coef {
+		if v := p.x[j][k]; v >= 0 && c != 0 {
+			e.terms = append(e.terms, lp.Term{Var: v, Coef: c})
+		}
+	}
+	return e
+}
+
+// Throughput returns job j's effective throughput y_j = Σ_k T_jk X_jk.
+func (p *Program) Throughput(j int) Expr { return p.Linear(j, p.tput[j]) }
+
+// Time returns Σ_k X_jk, the fraction of time job j runs.
+func (p *Program) Time(j int) Expr {
+	ones := make([]float64, len(p.types))
+	for k := range ones {
+		ones[k] = 1
+	}
+	return p.Linear(j, ones)
+}
+
+// Constrain adds lower ≤ e ≤ upper. Use ±math.Inf for a one-sided bound.
+func (p *Program) Constrain(e Expr, lower, upper float64) {
+	p.prob.AddRow(lower-e.constant, upper-e.constant, e.terms...)
+}
+
+// Result is the solution of a Program.
+type Result struct {
+	// Objective is the optimal value of the (first-stage) objective.
+	Objective float64
+	// X is the allocation matrix, one row per job in the order given to
+	// NewProgram and one column per Types() entry. Values are clamped into
+	// [0,1] and rows rescaled to sum to at most 1. Entries may carry solver
+	// noise of the order of 1e-8: they are not rounded away, because where
+	// a job's throughput differs widely across types even a tiny share can
+	// be what lifts the job to t*.
+	X [][]float64
+	// Engine names the LP engine that solved the program.
+	Engine string
+}
+
+// Maximize solves max e.
+func (p *Program) Maximize(ctx context.Context, e Expr) (*Result, error) {
+	return p.optimize(ctx, lp.Maximize, e)
+}
+
+// Minimize solves min e.
+func (p *Program) Minimize(ctx context.Context, e Expr) (*Result, error) {
+	return p.optimize(ctx, lp.Minimize, e)
+}
+
+func (p *Program) optimize(ctx context.Context, sense lp.Sense, e Expr) (*Result, error) {
+	eng, err := p.Solver.engine()
+	if err != nil {
+		return nil, err
+	}
+	prob := p.prob.Clone(0, 0)
+	prob.Sense = sense
+	prob.ClearObjective()
+	for _, t := range e.terms {
+		_, _, c := prob.Var(t.Var)
+		prob.SetObjective(t.Var, c+t.Coef)
+	}
+	sol, err := eng.Solve(ctx, prob)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Objective: sol.Objective + e.constant, X: p.matrix(sol.X), Engine: sol.Engine}, nil
+}
+
+// MaximizeMin solves the max-min program
+//
+//	maximize t   subject to   e_i ≥ t  for every expression e_i in exprs
+//
+// and returns t* as the Objective; exprs must not be empty. Max-min optima are rarely unique: only
+// the bottleneck expressions are pinned. If tieBreak is not the zero Expr, a
+// second program then maximizes tieBreak subject to e_i ≥ t*(1 − 1e-9), so
+// that the allocation returned is one canonical optimum rather than whichever
+// vertex the engine reaches first. If that second solve fails numerically,
+// the first-stage allocation is returned.
+func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) (*Result, error) {
+	eng, err := p.Solver.engine()
+	if err != nil {
+		return nil, err
+	}
+	prob := p.prob.Clone(1, len(exprs))
+	prob.Sense = lp.Maximize
+	t := prob.AddVar(-lp.Inf, p.upperBound(exprs), 1)
+	row := make([]lp.Term, 0, 8)
+	for _, e := range exprs {
+		row = append(append(row[:0], e.terms...), lp.Term{Var: t, Coef: -1})
+		prob.AddRow(-e.constant, lp.Inf, row...)
+	}
+	sol, err := eng.Solve(ctx, prob)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Objective: sol.Objective, X: p.matrix(sol.X), Engine: sol.Engine}
+	if len(tieBreak.terms) == 0 {
+		return res, nil
+	}
+	tStar := sol.Objective
+	prob.SetBounds(t, tStar-1e-9*math.Abs(tStar), lp.Inf) // relative: t* may be tiny
+	prob.SetObjective(t, 0)
+	for _, tm := range tieBreak.terms {
+		_, _, c := prob.Var(tm.Var)
+		prob.SetObjective(tm.Var, c+tm.Coef)
+	}
+	sol2, err := eng.Solve(ctx, prob)
+	switch {
+	case err == nil:
+		res.X = p.matrix(sol2.X)
+	case ctx.Err() != nil:
+		return nil, err
+	case errors.Is(err, lp.ErrInfeasible), errors.Is(err, lp.ErrNumerical):
+		// keep the first-stage optimum: it is still optimal for t.
+	default:
+		return nil, err
+	}
+	return res, nil
+}
+
+// matrix extracts X from an LP solution, clamped and cleaned.
+func (p *Program) matrix(sol []float64) [][]float64 {
+	nk := len(p.types)
+	flat := make([]float64, len(p.gpus)*nk)
+	x := make([][]float64, len(p.gpus))
+	for j := range x {
+		row := flat[j*nk : (j+1)*nk : (j+1)*nk]
+		var sum float64
+		for k := range nk {
+			if v := p.x[j][k]; v >= 0 {
+				row[k] = min(max(sol[v], 0), 1)
+				sum += row[k]
+			}
+		}
+		if sum > 1 {
+			for k := range row {
+				row[k] /= sum
+			}
+			sum = 0
+			for _, v := range row {
+				sum += v
+			}
+		}
+		if sum > 1 { // division can leave the sum an ulp above 1
+			k := slices.Index(row, slices.Max(row))
+			row[k] -= sum - 1
+		}
+		x[j] = row
+	}
+	// Engines meet rows only within their tolerance, which after CLP's
+	// scaling can leave a type over capacity by ~1e-6 relative. Shrinking
+	// that column keeps the result feasible at a negligible cost.
+	for k, n := range p.capacity {
+		var used float64
+		for j := range x {
+			used += float64(p.gpus[j]) * x[j][k]
+		}
+		if used > n {
+			f := n / used
+			for j := range x {
+				x[j][k] *= f
+			}
+		}
+	}
+	return x
+}
+
+// Allocation turns a matrix X from this program into an Allocation keyed by
+// ids (one per job, in program order). Every job gets a Grant, with its GPU
+// count, even if its row is all zero.
+func (p *Program) Allocation(ids []string, x [][]float64) Allocation {
+	a := make(Allocation, len(ids))
+	for j, id := range ids {
+		g := Grant{GPUs: p.gpus[j]}
+		for k, t := range p.types {
+			if x[j][k] > 0 {
+				if g.Shares == nil {
+					g.Shares = make(map[Accelerator]float64)
+				}
+				g.Shares[t] = x[j][k]
+			}
+		}
+		a[id] = g
+	}
+	return a
+}
+
+// MarshalText encodes the solver by name, so configurations can say
+// "solver": "clp".
+func (s Solver) MarshalText() ([]byte, error) {
+	if s < Auto || s > PureGo {
+		return nil, fmt.Errorf("%w: unknown solver %d", ErrNoSolver, int(s))
+	}
+	return []byte(s.String()), nil
+}
+
+// UnmarshalText decodes "auto", "clp" or "purego"; empty means Auto.
+func (s *Solver) UnmarshalText(b []byte) error {
+	for _, c := range []Solver{Auto, CLP, PureGo} {
+		if string(b) == c.String() {
+			*s = c
+			return nil
+		}
+	}
+	if len(b) == 0 {
+		*s = Auto
+		return nil
+	}
+	return fmt.Errorf("%w: unknown solver %q (want auto, clp or purego)", ErrNoSolver, b)
+}
+
+// Solvers returns the engines compiled into this build, Auto excluded.
+func Solvers() []Solver {
+	if clpEngine() != nil {
+		return []Solver{CLP, PureGo}
+	}
+	return []Solver{PureGo}
+}
+
+// GPUs returns the number of GPUs job j needs at once.
+func (p *Program) GPUs(j int) int { return p.gpus[j] }
+
+// upperBound returns a bound on min_i e_i that holds for every feasible X:
+// job j's variables sum to at most 1, so they add at most their largest
+// positive coefficient to an expression. Bounding t this way lets the dual
+// simplex start from a bounded basis; it cut CLP's time on Gavel's max-min
+// program about tenfold (BenchmarkLAS).
+func (p *Program) upperBound(exprs []Expr) float64 {
+	nv := p.prob.NumVars()
+	owner := make([]int, nv)
+	for j, row := range p.x {
+		for _, v := range row {
+			if v >= 0 {
+				owner[v] = j
+			}
+		}
+	}
+	coef := make([]float64, nv)       // per variable, summed over repeated terms
+	best := make([]float64, len(p.x)) // per job, the largest positive coef
+	var vars, jobs []int
+	ub := math.Inf(1)
+	for _, e := range exprs {
+		vars, jobs = vars[:0], jobs[:0]
+		for _, t := range e.terms {
+			if coef[t.Var] == 0 {
+				vars = append(vars, t.Var)
+			}
+			coef[t.Var] += t.Coef
+		}
+		for _, v := range vars {
+			j := owner[v]
+			if c := coef[v]; c > best[j] {
+				if best[j] == 0 {
+					jobs = append(jobs, j)
+				}
+				best[j] = c
+			}
+			coef[v] = 0
+		}
+		b := e.constant
+		for _, j := range jobs {
+			b += best[j]
+			best[j] = 0
+		}
+		ub = min(ub, b)
+	}
+	return ub
+}
