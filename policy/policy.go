@@ -1,0 +1,145 @@
+package policy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dlsched/dlsched/allocation"
+)
+
+// Policy decides how a cluster's resources are shared among its jobs.
+//
+// Allocate must not modify the snapshot, must honour ctx (returning an error
+// that wraps ctx.Err() once it is done), and must return an error wrapping
+// ErrInvalidSnapshot for input that fails Validate. A Policy that keeps state
+// across rounds documents it and exposes it as an exported value, so that a
+// scheduler can persist it; such a Policy is not safe for concurrent use.
+type Policy interface {
+	// Name returns the registered name, e.g. "gavel.las".
+	Name() string
+	Allocate(ctx context.Context, s *Snapshot) (*Decision, error)
+}
+
+// Decision is a policy's answer for one round.
+type Decision struct {
+	// Policy is the name of the policy that decided.
+	Policy string `json:"policy"`
+	// Objective is the optimal value of the policy's objective, where it has
+	// one (documented by each policy), and zero otherwise.
+	Objective float64 `json:"objective"`
+	// Allocation holds each job's time shares and resources.
+	Allocation allocation.Allocation `json:"allocation"`
+	// Placement is the concrete assignment of GPUs for the next round, for
+	// policies that place; nil means the scheduler places (for example with
+	// the placement package).
+	Placement map[string][]allocation.Assignment `json:"placement,omitempty"`
+	// Wake is when the policy wants to be asked again even if no job arrives
+	// or finishes, on the clock of Snapshot.Now; zero means no such time.
+	Wake time.Duration `json:"-"`
+}
+
+// Errors returned by this package and by policies.
+var (
+	// ErrInvalidSnapshot reports input that fails Validate or lacks a fact
+	// the policy needs.
+	ErrInvalidSnapshot = errors.New("invalid snapshot")
+	// ErrUnknownPolicy reports a name that no policy registered.
+	ErrUnknownPolicy = errors.New("unknown policy")
+	// ErrInvalidConfig reports a configuration a policy cannot use.
+	ErrInvalidConfig = errors.New("invalid policy configuration")
+)
+
+// Factory builds a policy from its configuration, a JSON object. An empty or
+// nil config selects the policy's defaults.
+type Factory func(config []byte) (Policy, error)
+
+// Info describes a registered policy.
+type Info struct {
+	Name        string
+	Description string
+}
+
+var registry struct {
+	sync.RWMutex
+	info      []Info
+	factories map[string]Factory
+}
+
+var validName = regexp.MustCompile(`^[a-z][a-z0-9]*\.[a-z0-9][a-z0-9-]*$`)
+
+// Register makes a policy available to New under name, which must have the
+// form "<system>.<variant>" in lower case. It is meant to be called from a
+// policy package's init function, and panics if name is malformed or taken:
+// both are programming errors.
+func Register(name, description string, f Factory) {
+	if !validName.MatchString(name) {
+		panic(fmt.Sprintf("policy: Register: malformed name %q", name))
+	}
+	registry.Lock()
+	defer registry.Unlock()
+	if registry.factories == nil {
+		registry.factories = make(map[string]Factory)
+	}
+	if _, dup := registry.factories[name]; dup {
+		panic(fmt.Sprintf("policy: Register: %q registered twice", name))
+	}
+	registry.factories[name] = f
+	i, _ := slices.BinarySearchFunc(registry.info, name, func(a Info, n string) int {
+		return strings.Compare(a.Name, n)
+	})
+	registry.info = slices.Insert(registry.info, i, Info{Name: name, Description: description})
+}
+
+// New returns the policy registered under name, configured by config (a JSON
+// object; nil selects the defaults). Policies register when their package is
+// imported.
+func New(name string, config []byte) (Policy, error) {
+	registry.RLock()
+	f, ok := registry.factories[name]
+	registry.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w %q (registered: %v)", ErrUnknownPolicy, name, names())
+	}
+	return f(config)
+}
+
+// Registered lists the registered policies, sorted by name.
+func Registered() []Info {
+	registry.RLock()
+	defer registry.RUnlock()
+	return slices.Clone(registry.info)
+}
+
+func names() []string {
+	var ns []string
+	for _, i := range Registered() {
+		ns = append(ns, i.Name)
+	}
+	return ns
+}
+
+// DecodeConfig decodes a policy configuration into v, rejecting unknown
+// fields so that a misspelt knob is an error rather than a silent default.
+// Empty input leaves v unchanged.
+func DecodeConfig(config []byte, v any) error {
+	if len(bytes.TrimSpace(config)) == 0 {
+		return nil
+	}
+	d := json.NewDecoder(bytes.NewReader(config))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	if d.More() {
+		return fmt.Errorf("%w: trailing data after the configuration object", ErrInvalidConfig)
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+package policy
+
+import (
+	"time"
+
+	"github.com/dlsched/dlsched/allocation"
+)
+
+// Snapshot is an immutable view of one scheduling round. In JSON, times are
+// in seconds and field names are snake_case.
+type Snapshot struct {
+	// Now is the current time, measured from an epoch of the caller's choice.
+	Now     time.Duration      `json:"-"`
+	Cluster allocation.Cluster `json:"cluster"`
+	// Jobs are the active jobs. Order does not matter: policies work in ID
+	// order.
+	Jobs []Job `json:"jobs"`
+}
+
+// Job holds what a scheduler knows about one job. The common facts come
+// first; the per-system facts after them are optional and only read by the
+// policies that need them, which report a missing one as an error.
+type Job struct {
+	ID string `json:"id"`
+	// Tenant is the user or team the job belongs to; empty means none.
+	Tenant string `json:"tenant,omitempty"`
+	// Weight is the job's priority weight; zero means 1.
+	Weight float64 `json:"weight,omitempty"`
+	// GPUs is the number of GPUs the job needs at once (its scale factor).
+	// It may be zero only for elastic jobs, whose GPU count a policy picks.
+	GPUs int `json:"gpus"`
+	// Arrival is when the job was submitted, on the same clock as Now.
+	Arrival time.Duration `json:"-"`
+	// Throughput is the job's training throughput in steps per second on
+	// each accelerator type, using all its GPUs. Zero means it cannot run on
+	// that type; a type that is missing counts as zero.
+	Throughput map[allocation.Accelerator]float64 `json:"throughput"`
+	// StepsDone and StepsTotal count training steps; StepsTotal zero means
+	// the length is unknown.
+	StepsDone  float64 `json:"steps_done,omitempty"`
+	StepsTotal float64 `json:"steps_total,omitempty"`
+	// AttainedGPUSeconds is the service received so far: GPUs × seconds run.
+	AttainedGPUSeconds float64 `json:"attained_gpu_seconds,omitempty"`
+	// Deadline is when the job should finish, on the clock of Now; zero
+	// means none.
+	Deadline time.Duration `json:"-"`
+	// Placement is where the job runs now; empty means it is not running.
+	Placement []allocation.Assignment `json:"placement,omitempty"`
+
+	// Colocated maps a partner job ID to this job's throughput, per type,
+	// while it shares GPUs with that partner (space sharing in Gavel,
+	// packing in Gandiva).
+	Colocated map[string]map[allocation.Accelerator]float64 `json:"colocated,omitempty"`
+	// Skew is the share of the model's parameters in its largest tensor, in
+	// [0,1]; Tiresias consolidates jobs with high skew. Zero means unknown.
+	Skew float64 `json:"skew,omitempty"`
+	// Elastic describes a job whose GPU count and batch size a policy may
+	// choose (Pollux).
+	Elastic *Elastic `json:"elastic,omitempty"`
+	// Adaptive describes a job that changes its batch size as it trains
+	// (Shockwave).
+	Adaptive *Adaptive `json:"adaptive,omitempty"`
+	// Sensitivity describes how the job's throughput depends on the CPU and
+	// memory it gets per GPU (Synergy).
+	Sensitivity *Sensitivity `json:"sensitivity,omitempty"`
+}
+
+// EffectiveWeight returns the job's weight, with zero meaning 1.
+func (j *Job) EffectiveWeight() float64 {
+	if j.Weight == 0 {
+		return 1
+	}
+	return j.Weight
+}
+
+// Elastic holds the facts Pollux needs: the job's throughput model, its
+// gradient statistics and the limits within which its resources may change.
+type Elastic struct {
+	// MinGPUs and MaxGPUs bound the GPU count; MaxGPUs zero means no bound.
+	MinGPUs int `json:"min_gpus,omitempty"`
+	MaxGPUs int `json:"max_gpus,omitempty"`
+	// BatchSize is the initial global batch size, the reference for
+	// statistical efficiency; MaxBatchSize bounds the global batch size
+	// (zero means BatchSize).
+	BatchSize    int `json:"batch_size"`
+	MaxBatchSize int `json:"max_batch_size,omitempty"`
+	// LocalBatchMin and LocalBatchMax bound the per-GPU batch size; zero
+	// means no bound.
+	LocalBatchMin int `json:"local_batch_min,omitempty"`
+	LocalBatchMax int `json:"local_batch_max,omitempty"`
+	// Perf are the fitted parameters of the iteration-time model.
+	Perf Perf `json:"perf"`
+	// GradSqr and GradVar are the squared norm and the variance of the
+	// gradient, from which the gradient noise scale follows.
+	GradSqr float64 `json:"grad_sqr"`
+	GradVar float64 `json:"grad_var"`
+}
+
+// Perf are the parameters of Pollux's iteration-time model: compute time
+// α_c + β_c·m per micro-step of m examples, synchronization α + β·(K−2)
+// across nodes (N) or within one (R), overlapped with exponent γ ≥ 1.
+type Perf struct {
+	AlphaC float64 `json:"alpha_c"`
+	BetaC  float64 `json:"beta_c"`
+	AlphaN float64 `json:"alpha_n"`
+	BetaN  float64 `json:"beta_n"`
+	AlphaR float64 `json:"alpha_r"`
+	BetaR  float64 `json:"beta_r"`
+	Gamma  float64 `json:"gamma"`
+}
+
+// Adaptive holds the facts Shockwave needs about a job whose batch size
+// changes during training.
+type Adaptive struct {
+	// Regimes are the batch sizes the job may use, ascending.
+	Regimes []int `json:"regimes"`
+	// EpochSeconds is the duration of one epoch in each regime on the job's
+	// GPUs, aligned with Regimes.
+	EpochSeconds []float64 `json:"epoch_seconds"`
+	// Epochs is the total number of epochs the job trains.
+	Epochs int `json:"epochs"`
+	// History counts the epochs completed so far in each regime, aligned
+	// with Regimes.
+	History []int `json:"history,omitempty"`
+}
+
+// Sensitivity holds the facts Synergy needs: the job's throughput on a grid
+// of CPU cores and memory per GPU, relative to its throughput with a
+// GPU-proportional share of both.
+type Sensitivity struct {
+	// CPUs and MemoryGB are the grid's axes, per GPU, ascending.
+	CPUs     []float64 `json:"cpus"`
+	MemoryGB []float64 `json:"memory_gb"`
+	// Speedup[i][m] is the relative throughput with CPUs[i] cores and
+	// MemoryGB[m] GB per GPU.
+	Speedup [][]float64 `json:"speedup"`
+}

@@ -1,0 +1,277 @@
+package policy
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/dlsched/dlsched/allocation"
+)
+
+// Validate reports whether s is well formed: a valid cluster; unique,
+// non-empty job IDs; finite non-negative numbers; throughputs only on
+// accelerator types the cluster has, positive on at least one type whose GPU
+// count can hold the job; arrivals not after Now; placements on known
+// servers; and consistent per-system facts. Errors wrap ErrInvalidSnapshot
+// and name the job and the field.
+func Validate(s *Snapshot) error {
+	if s == nil {
+		return fmt.Errorf("%w: nil snapshot", ErrInvalidSnapshot)
+	}
+	if err := s.Cluster.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidSnapshot, err)
+	}
+	if s.Now < 0 {
+		return fmt.Errorf("%w: now: %v is negative", ErrInvalidSnapshot, s.Now)
+	}
+	types := s.Cluster.Types()
+	ids := make(map[string]bool, len(s.Jobs))
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		if j.ID == "" {
+			return fmt.Errorf("%w: job %d: id: empty", ErrInvalidSnapshot, i)
+		}
+		if ids[j.ID] {
+			return fmt.Errorf("%w: job %q: id: duplicate", ErrInvalidSnapshot, j.ID)
+		}
+		ids[j.ID] = true
+	}
+	for i := range s.Jobs {
+		if err := validateJob(s, &s.Jobs[i], types, ids); err != nil {
+			return fmt.Errorf("%w: job %q: %w", ErrInvalidSnapshot, s.Jobs[i].ID, err)
+		}
+	}
+	return nil
+}
+
+// fieldError is a problem with one field of a job; Validate adds the job.
+type fieldError struct {
+	field, msg string
+}
+
+func (e *fieldError) Error() string { return e.field + ": " + e.msg }
+
+func bad(field, format string, args ...any) error {
+	return &fieldError{field, fmt.Sprintf(format, args...)}
+}
+
+func nonNeg(field string, x float64) error {
+	if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+		return bad(field, "%v is not a finite non-negative number", x)
+	}
+	return nil
+}
+
+func validateJob(s *Snapshot, j *Job, types []allocation.Accelerator, ids map[string]bool) error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"weight", j.Weight},
+		{"steps_done", j.StepsDone},
+		{"steps_total", j.StepsTotal},
+		{"attained_gpu_seconds", j.AttainedGPUSeconds},
+		{"skew", j.Skew},
+	} {
+		if err := nonNeg(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	switch {
+	case j.Skew > 1:
+		return bad("skew", "%v is above 1", j.Skew)
+	case j.StepsTotal > 0 && j.StepsDone > j.StepsTotal:
+		return bad("steps_done", "%v exceeds steps_total %v", j.StepsDone, j.StepsTotal)
+	case j.Arrival < 0:
+		return bad("arrival", "%v is negative", j.Arrival)
+	case j.Arrival > s.Now:
+		return bad("arrival", "%v is after now (%v)", j.Arrival, s.Now)
+	case j.Deadline < 0:
+		return bad("deadline", "%v is negative", j.Deadline)
+	case j.GPUs < 0:
+		return bad("gpus", "%d is negative", j.GPUs)
+	case j.GPUs == 0 && j.Elastic == nil:
+		return bad("gpus", "0; only elastic jobs may leave the GPU count to the policy")
+	}
+	if err := throughputs("throughput", j.Throughput, types); err != nil {
+		return err
+	}
+	if j.Elastic == nil {
+		if err := j.runnable(s.Cluster); err != nil {
+			return err
+		}
+	}
+	for _, p := range j.Placement {
+		srv, ok := s.Cluster.Server(p.Server)
+		switch {
+		case !ok:
+			return bad("placement", "unknown server %q", p.Server)
+		case p.GPUs < 1 || p.GPUs > srv.GPUs:
+			return bad("placement", "%d GPUs on server %q, which has %d", p.GPUs, p.Server, srv.GPUs)
+		}
+	}
+	for _, partner := range slices.Sorted(maps.Keys(j.Colocated)) {
+		field := fmt.Sprintf("colocated[%s]", partner)
+		if partner == j.ID || !ids[partner] {
+			return bad(field, "partner must be another job of the snapshot")
+		}
+		if err := throughputs(field, j.Colocated[partner], types); err != nil {
+			return err
+		}
+	}
+	if j.Elastic != nil {
+		if err := j.Elastic.validate(); err != nil {
+			return err
+		}
+	}
+	if j.Adaptive != nil {
+		if err := j.Adaptive.validate(); err != nil {
+			return err
+		}
+	}
+	if j.Sensitivity != nil {
+		if err := j.Sensitivity.validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func throughputs(field string, t map[allocation.Accelerator]float64, types []allocation.Accelerator) error {
+	for _, k := range slices.Sorted(maps.Keys(t)) {
+		if _, ok := slices.BinarySearch(types, k); !ok {
+			return bad(field, "unknown accelerator %q (cluster has %v)", k, types)
+		}
+		if err := nonNeg(fmt.Sprintf("%s[%s]", field, k), t[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Runnable reports whether the job, with its GPU count, can run on cluster c:
+// some accelerator type on which its throughput is positive has at least
+// j.GPUs GPUs. Validate applies it to every job except elastic ones, whose
+// GPU count a policy may change; a policy that keeps GPU counts fixed applies
+// it to those too. The error wraps ErrInvalidSnapshot and names the job.
+func (j *Job) Runnable(c allocation.Cluster) error {
+	if err := j.runnable(c); err != nil {
+		return fmt.Errorf("%w: job %q: %w", ErrInvalidSnapshot, j.ID, err)
+	}
+	return nil
+}
+
+func (j *Job) runnable(c allocation.Cluster) error {
+	var runnable []string
+	for _, k := range c.Types() {
+		if j.Throughput[k] > 0 {
+			n := c.GPUs(k)
+			if n >= j.GPUs {
+				return nil
+			}
+			runnable = append(runnable, fmt.Sprintf("%s: %d", k, n))
+		}
+	}
+	if len(runnable) == 0 {
+		return bad("throughput", "zero on every accelerator type; the job cannot run")
+	}
+	return bad("gpus", "wants %d GPUs at once, more than any type it can run on has (%v)", j.GPUs, runnable)
+}
+
+func (e *Elastic) validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"elastic.grad_sqr", e.GradSqr}, {"elastic.grad_var", e.GradVar},
+		{"elastic.perf.alpha_c", e.Perf.AlphaC}, {"elastic.perf.beta_c", e.Perf.BetaC},
+		{"elastic.perf.alpha_n", e.Perf.AlphaN}, {"elastic.perf.beta_n", e.Perf.BetaN},
+		{"elastic.perf.alpha_r", e.Perf.AlphaR}, {"elastic.perf.beta_r", e.Perf.BetaR},
+		{"elastic.perf.gamma", e.Perf.Gamma},
+	} {
+		if err := nonNeg(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	switch {
+	case e.MinGPUs < 0:
+		return bad("elastic.min_gpus", "%d is negative", e.MinGPUs)
+	case e.MaxGPUs < 0 || (e.MaxGPUs > 0 && e.MaxGPUs < e.MinGPUs):
+		return bad("elastic.max_gpus", "%d is negative or below min_gpus %d", e.MaxGPUs, e.MinGPUs)
+	case e.BatchSize < 1:
+		return bad("elastic.batch_size", "%d; the initial batch size must be positive", e.BatchSize)
+	case e.MaxBatchSize < 0 || (e.MaxBatchSize > 0 && e.MaxBatchSize < e.BatchSize):
+		return bad("elastic.max_batch_size", "%d is negative or below batch_size %d", e.MaxBatchSize, e.BatchSize)
+	case e.LocalBatchMin < 0:
+		return bad("elastic.local_batch_min", "%d is negative", e.LocalBatchMin)
+	case e.LocalBatchMax < 0 || (e.LocalBatchMax > 0 && e.LocalBatchMax < e.LocalBatchMin):
+		return bad("elastic.local_batch_max", "%d is negative or below local_batch_min %d", e.LocalBatchMax, e.LocalBatchMin)
+	case e.Perf.Gamma != 0 && e.Perf.Gamma < 1:
+		return bad("elastic.perf.gamma", "%v; the overlap exponent is at least 1", e.Perf.Gamma)
+	}
+	return nil
+}
+
+func (a *Adaptive) validate() error {
+	n := len(a.Regimes)
+	switch {
+	case n == 0:
+		return bad("adaptive.regimes", "empty")
+	case len(a.EpochSeconds) != n:
+		return bad("adaptive.epoch_seconds", "%d values for %d regimes", len(a.EpochSeconds), n)
+	case a.History != nil && len(a.History) != n:
+		return bad("adaptive.history", "%d values for %d regimes", len(a.History), n)
+	case a.Epochs < 1:
+		return bad("adaptive.epochs", "%d; a job trains at least one epoch", a.Epochs)
+	}
+	done := 0
+	for i := range n {
+		if a.Regimes[i] < 1 || (i > 0 && a.Regimes[i] <= a.Regimes[i-1]) {
+			return bad("adaptive.regimes", "batch sizes must be positive and strictly ascending: %v", a.Regimes)
+		}
+		if x := a.EpochSeconds[i]; math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
+			return bad(fmt.Sprintf("adaptive.epoch_seconds[%d]", i), "%v is not a finite positive number", x)
+		}
+		if a.History != nil {
+			if a.History[i] < 0 {
+				return bad(fmt.Sprintf("adaptive.history[%d]", i), "%d is negative", a.History[i])
+			}
+			done += a.History[i]
+		}
+	}
+	if done > a.Epochs {
+		return bad("adaptive.history", "%d epochs done, more than the %d in total", done, a.Epochs)
+	}
+	return nil
+}
+
+func (s *Sensitivity) validate() error {
+	for _, axis := range []struct {
+		name string
+		v    []float64
+	}{{"sensitivity.cpus", s.CPUs}, {"sensitivity.memory_gb", s.MemoryGB}} {
+		if len(axis.v) == 0 {
+			return bad(axis.name, "empty")
+		}
+		for i, x := range axis.v {
+			if math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 || (i > 0 && x <= axis.v[i-1]) {
+				return bad(axis.name, "values must be finite, positive and strictly ascending: %v", axis.v)
+			}
+		}
+	}
+	if len(s.Speedup) != len(s.CPUs) {
+		return bad("sensitivity.speedup", "%d rows for %d CPU values", len(s.Speedup), len(s.CPUs))
+	}
+	for i, row := range s.Speedup {
+		if len(row) != len(s.MemoryGB) {
+			return bad(fmt.Sprintf("sensitivity.speedup[%d]", i), "%d values for %d memory values", len(row), len(s.MemoryGB))
+		}
+		for m, x := range row {
+			if err := nonNeg(fmt.Sprintf("sensitivity.speedup[%d][%d]", i, m), x); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
