@@ -1,0 +1,45 @@
+// Package gavel implements the heterogeneity-aware scheduling policies of
+// Gavel (Narayanan et al., "Heterogeneity-Aware Cluster Scheduling Policies
+// for Deep Learning Workloads", OSDI 2020) as linear programs over the
+// allocation matrix X (see package allocation).
+//
+// # Max-min fairness (least attained service)
+//
+// MaxMinFairness, registered as "gavel.las", solves
+//
+//	maximize_X  min_j  (s_j / w_j) · (Σ_k T_jk X_jk) / T^prop_j
+//
+// under the base constraints, where s_j is the job's GPU count, w_j its
+// weight and T^prop_j = Σ_k T_jk N_k / Σ_k N_k its throughput on a
+// GPU-count-weighted average GPU (the allocation that shares every type
+// equally). The scale factor multiplies only the numerator, so the policy
+// equalizes GPU-time-weighted normalized throughput; a job with weight w ends
+// up with w times the normalized throughput of a weight-1 job when both are
+// bottlenecked. The Decision's Objective is the optimal minimum t*.
+//
+// With Agnostic set ("gavel.las-agnostic"), throughputs are replaced by 1 on
+// every type where the job can run, so T^prop_j = 1 and the policy equalizes
+// weighted GPU time regardless of GPU type: the heterogeneity-agnostic
+// baseline of the paper.
+//
+// # Where this implementation differs from Gavel's code
+//
+// The max-min optimum pins only the bottleneck jobs; Gavel returns whatever
+// interior point its solver reaches. Here the choice is canonical. After
+// finding t*, a second LP keeps every job at or above t* (within 1e-9
+// relative) and maximizes the sum of the jobs' terms, spending leftover
+// capacity where it gains the most normalized throughput. Where that second
+// program still has several optima (jobs tied in what a unit of leftover
+// capacity adds to their term), the engine's vertex picks among them: the
+// result is deterministic and independent of the order of Snapshot.Jobs, but
+// may change if jobs are renamed. The agnostic
+// variant then splits each job's time across the types it can run on in
+// proportion to their GPU counts, X_jk = x_j · N_k / Σ_l N_l, whenever that
+// split fits the cluster (it always does when every job can run everywhere),
+// which is the split Gavel's documentation describes.
+//
+// A job never gets time on a type where its throughput is zero or whose GPU
+// count is below the job's; Gavel's agnostic LP can give such time, which its
+// mechanism then wastes. Jobs are ordered by ID internally, so the order of
+// Snapshot.Jobs does not affect the result.
+package gavel

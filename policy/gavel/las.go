@@ -1,0 +1,198 @@
+package gavel
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/policy"
+)
+
+// MaxMinFairness is Gavel's max-min fairness policy over least attained
+// service. The zero value is the heterogeneity-aware policy solved with the
+// default LP engine.
+type MaxMinFairness struct {
+	// Agnostic treats every accelerator type on which a job can run as
+	// equally fast: the heterogeneity-agnostic baseline.
+	Agnostic bool `json:"agnostic,omitempty"`
+	// Solver selects the LP engine; the zero value is allocation.Auto.
+	Solver allocation.Solver `json:"solver,omitempty"`
+}
+
+func init() {
+	policy.Register("gavel.las",
+		"Gavel max-min fairness (LAS), heterogeneity-aware: equalizes normalized throughput",
+		factory(false))
+	policy.Register("gavel.las-agnostic",
+		"Gavel max-min fairness (LAS), heterogeneity-agnostic baseline: equalizes GPU time",
+		factory(true))
+}
+
+func factory(agnostic bool) policy.Factory {
+	return func(config []byte) (policy.Policy, error) {
+		p := &MaxMinFairness{}
+		if err := policy.DecodeConfig(config, p); err != nil {
+			return nil, err
+		}
+		p.Agnostic = p.Agnostic || agnostic
+		return p, nil
+	}
+}
+
+// Name returns "gavel.las" or, when Agnostic, "gavel.las-agnostic".
+func (p *MaxMinFairness) Name() string {
+	if p.Agnostic {
+		return "gavel.las-agnostic"
+	}
+	return "gavel.las"
+}
+
+// Allocate solves the max-min program for the snapshot's jobs. Every job
+// gets a Grant with its GPU count; the Decision's Objective is t*.
+func (p *MaxMinFairness) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
+	if err := policy.Validate(s); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Name(), err)
+	}
+	jobs := sortedJobs(s.Jobs)
+	if len(jobs) == 0 {
+		return &policy.Decision{Policy: p.Name(), Allocation: allocation.Allocation{}}, nil
+	}
+	if err := p.check(s.Cluster, jobs); err != nil {
+		return nil, err
+	}
+	prog, ids, terms, unit := p.program(s)
+	res, err := prog.MaximizeMin(ctx, terms, allocation.Sum(terms...))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Name(), err)
+	}
+	if p.Agnostic {
+		proportionalSplit(prog, s.Cluster, res.X)
+	}
+	return &policy.Decision{
+		Policy:     p.Name(),
+		Objective:  res.Objective * unit,
+		Allocation: prog.Allocation(ids, res.X),
+	}, nil
+}
+
+// check rejects jobs the max-min program cannot express. Validate lets
+// elastic jobs through without a GPU count that fits the cluster, but here
+// such a job would have a zero term and pin t* at 0 for everyone. A weight so
+// small that s_j/w_j overflows has no finite term.
+func (p *MaxMinFairness) check(c allocation.Cluster, jobs []*policy.Job) error {
+	for _, j := range jobs {
+		if j.GPUs == 0 {
+			return fmt.Errorf("%w: job %q: gpus: 0; %s needs the number of GPUs the job runs on",
+				policy.ErrInvalidSnapshot, j.ID, p.Name())
+		}
+		if err := j.Runnable(c); err != nil {
+			return err
+		}
+		if s := float64(j.GPUs) / j.EffectiveWeight(); math.IsInf(s, 0) {
+			return fmt.Errorf("%w: job %q: weight: %v is too small for a finite fairness term",
+				policy.ErrInvalidSnapshot, j.ID, j.Weight)
+		}
+	}
+	return nil
+}
+
+// program builds the max-min LP: one term (s_j/w_j)·y_j/T^prop_j per job,
+// jobs in ID order. Terms are divided by unit = max_j s_j/w_j, so that the
+// LP's coefficients stay near 1 whatever the weights; t* is unit times the
+// LP's optimum.
+func (p *MaxMinFairness) program(s *policy.Snapshot) (prog *allocation.Program, ids []string, terms []allocation.Expr, unit float64) {
+	jobs := sortedJobs(s.Jobs)
+	types := s.Cluster.Types()
+	capacity := make([]float64, len(types))
+	var total float64
+	for k, t := range types {
+		capacity[k] = float64(s.Cluster.GPUs(t))
+		total += capacity[k]
+	}
+	ids = make([]string, len(jobs))
+	gpus := make([]int, len(jobs))
+	tput := make([][]float64, len(jobs))
+	for j, job := range jobs {
+		ids[j], gpus[j] = job.ID, job.GPUs
+		tput[j] = make([]float64, len(types))
+		for k, t := range types {
+			x := job.Throughput[t]
+			if p.Agnostic && x > 0 {
+				x = 1
+			}
+			tput[j][k] = x
+		}
+	}
+	prog = allocation.NewProgram(s.Cluster, gpus, tput)
+	prog.Solver = p.Solver
+
+	for _, job := range jobs {
+		unit = max(unit, float64(job.GPUs)/job.EffectiveWeight())
+	}
+	terms = make([]allocation.Expr, len(jobs))
+	coef := make([]float64, len(types))
+	for j, job := range jobs {
+		prop := 1.0 // T^prop_j; 1 for the agnostic policy, as in Gavel
+		if !p.Agnostic {
+			prop = 0
+			for k := range types {
+				prop += tput[j][k] * capacity[k] / total
+			}
+		}
+		scale := float64(job.GPUs) / job.EffectiveWeight() / unit
+		for k := range types {
+			coef[k] = scale * (tput[j][k] / prop) // T_jk/T^prop_j ≤ ΣN/N_k: no overflow
+		}
+		terms[j] = prog.Linear(j, coef)
+	}
+	return prog, ids, terms, unit
+}
+
+// proportionalSplit rewrites each job's time x_j = Σ_k X_jk as
+// x_j·N_k/Σ_{l allowed} N_l, if the result fits every type's capacity.
+func proportionalSplit(prog *allocation.Program, c allocation.Cluster, x [][]float64) {
+	capacity := make([]float64, len(prog.Types()))
+	for k, t := range prog.Types() {
+		capacity[k] = float64(c.GPUs(t))
+	}
+	split := make([][]float64, len(x))
+	used := make([]float64, len(capacity))
+	for j, row := range x {
+		var busy, allowed float64
+		for k, v := range row {
+			busy += v
+			if prog.Allowed(j, k) {
+				allowed += capacity[k]
+			}
+		}
+		split[j] = make([]float64, len(row))
+		for k := range row {
+			if prog.Allowed(j, k) {
+				split[j][k] = busy * capacity[k] / allowed
+				used[k] += float64(prog.GPUs(j)) * split[j][k]
+			}
+		}
+	}
+	for k, u := range used {
+		if u > capacity[k]*(1+1e-7) {
+			return
+		}
+	}
+	copy(x, split)
+}
+
+// sortedJobs returns pointers to the jobs in ID order.
+func sortedJobs(jobs []policy.Job) []*policy.Job {
+	out := make([]*policy.Job, len(jobs))
+	for i := range jobs {
+		out[i] = &jobs[i]
+	}
+	slices.SortFunc(out, func(a, b *policy.Job) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}

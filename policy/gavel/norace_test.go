@@ -1,0 +1,5 @@
+//go:build !race
+
+package gavel
+
+const raceEnabled = false
