@@ -1,0 +1,142 @@
+// Command dlsched runs dlsched's scheduling policies from the command line.
+//
+// Usage:
+//
+//	dlsched policies                       list the registered policies
+//	dlsched allocate --policy NAME [--in FILE] [--config JSON]
+//	                                       read a snapshot (JSON, stdin by
+//	                                       default) and print the decision
+//	dlsched allocate --example [--policy NAME]
+//	                                       decide on the built-in example
+//	dlsched example                        print the built-in example snapshot
+//
+// Errors are reported on one line on standard error, with exit status 2 for
+// bad input and 1 for a failure to decide.
+package main
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dlsched/dlsched/policy"
+	_ "github.com/dlsched/dlsched/policy/gavel"
+)
+
+//go:embed example.json
+var example []byte
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// usageError is bad input from the user: exit status 2.
+type usageError struct{ error }
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	err := dispatch(ctx, args, stdin, stdout)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "dlsched:", strings.ReplaceAll(err.Error(), "\n", " "))
+	var u usageError
+	if errors.As(err, &u) || errors.Is(err, policy.ErrInvalidSnapshot) ||
+		errors.Is(err, policy.ErrUnknownPolicy) || errors.Is(err, policy.ErrInvalidConfig) {
+		return 2
+	}
+	return 1
+}
+
+const usage = "usage: dlsched policies | allocate --policy NAME [--in FILE] [--config JSON] [--example] | example"
+
+func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
+	if len(args) == 0 {
+		return usageError{errors.New(usage)}
+	}
+	switch args[0] {
+	case "policies":
+		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		for _, p := range policy.Registered() {
+			fmt.Fprintf(w, "%s\t%s\n", p.Name, p.Description)
+		}
+		return w.Flush()
+	case "example":
+		_, err := stdout.Write(example)
+		return err
+	case "allocate":
+		return allocate(ctx, args[1:], stdin, stdout)
+	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, usage)
+		return nil
+	}
+	return usageError{fmt.Errorf("unknown command %q; %s", args[0], usage)}
+}
+
+func allocate(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
+	fs := flag.NewFlagSet("allocate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	name := fs.String("policy", "gavel.las", "registered policy name")
+	in := fs.String("in", "-", "snapshot file, - for standard input")
+	config := fs.String("config", "", "policy configuration as a JSON object")
+	useExample := fs.Bool("example", false, "use the built-in example snapshot")
+	if err := fs.Parse(args); err != nil {
+		return usageError{fmt.Errorf("allocate: %v", err)}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("allocate: unexpected argument %q", fs.Arg(0))}
+	}
+	p, err := policy.New(*name, []byte(*config))
+	if err != nil {
+		return err
+	}
+	var data []byte
+	switch {
+	case *useExample:
+		data = example
+	case *in == "-":
+		data, err = io.ReadAll(stdin)
+	default:
+		data, err = os.ReadFile(*in)
+	}
+	if err != nil {
+		return usageError{err}
+	}
+	var snap policy.Snapshot
+	if err := decode(data, &snap); err != nil {
+		return err
+	}
+	d, err := p.Allocate(ctx, &snap)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(d)
+}
+
+// decode reads exactly one JSON snapshot.
+func decode(data []byte, snap *policy.Snapshot) error {
+	d := json.NewDecoder(bytes.NewReader(data))
+	if err := d.Decode(snap); err != nil {
+		if errors.Is(err, policy.ErrInvalidSnapshot) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", policy.ErrInvalidSnapshot, err)
+	}
+	if d.More() {
+		return fmt.Errorf("%w: trailing data after the snapshot", policy.ErrInvalidSnapshot)
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/dlsched/dlsched/policy"
+)
+
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestPolicies(t *testing.T) {
+	code, out, _ := runCLI(t, "", "policies")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, name := range []string{"gavel.las ", "gavel.las-agnostic "} {
+		if !strings.Contains(out, name) {
+			t.Errorf("policies output lacks %q:\n%s", name, out)
+		}
+	}
+}
+
+func TestAllocateExample(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "allocate", "--example", "--policy", "gavel.las")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var d policy.Decision
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	var snap policy.Snapshot
+	if err := json.Unmarshal(example, &snap); err != nil {
+		t.Fatal(err)
+	}
+	if d.Policy != "gavel.las" || d.Objective <= 0 || len(d.Allocation) != len(snap.Jobs) {
+		t.Fatalf("decision %+v: want gavel.las, positive objective, %d jobs", d, len(snap.Jobs))
+	}
+	if err := d.Allocation.Validate(snap.Cluster); err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{`"policy"`, `"objective"`, `"allocation"`, `"shares"`, `"gpus"`} {
+		if !strings.Contains(out, field) {
+			t.Errorf("decision JSON lacks %s", field)
+		}
+	}
+}
+
+func TestAllocateStdinMatchesExample(t *testing.T) {
+	_, fromFlag, _ := runCLI(t, "", "allocate", "--example")
+	code, fromStdin, errOut := runCLI(t, string(example), "allocate")
+	if code != 0 || fromFlag != fromStdin {
+		t.Fatalf("exit %d (%s); stdin and --example decisions differ", code, errOut)
+	}
+}
+
+func TestExampleRoundTrips(t *testing.T) {
+	code, out, _ := runCLI(t, "", "example")
+	if code != 0 || out != string(example) {
+		t.Fatalf("exit %d; example output differs from the embedded snapshot", code)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, stdin string
+		args        []string
+		code        int
+		want        string
+	}{
+		{"no command", "", nil, 2, "usage"},
+		{"unknown command", "", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"unknown policy", "", []string{"allocate", "--policy", "nope.x", "--example"}, 2, `unknown policy "nope.x"`},
+		{"bad flag", "", []string{"allocate", "--bogus"}, 2, "bogus"},
+		{"bad config", "", []string{"allocate", "--example", "--config", `{"agnostik":1}`}, 2, "agnostik"},
+		{"not JSON", "{", []string{"allocate"}, 2, "invalid snapshot"},
+		{"trailing data", `{"jobs":[]} {}`, []string{"allocate"}, 2, "trailing data"},
+		{"missing file", "", []string{"allocate", "--in", "/nonexistent/snap.json"}, 2, "no such file"},
+		{"bad job", `{"cluster":{"servers":[{"id":"a","accelerator":"v100","gpus":1}]},
+			"jobs":[{"id":"j1","gpus":1,"throughput":{"v100":-2}}]}`,
+			[]string{"allocate"}, 2, `job "j1": throughput[v100]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, tc.stdin, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d", code, tc.code)
+			}
+			if out != "" {
+				t.Errorf("stdout not empty: %q", out)
+			}
+			if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "dlsched: ") {
+				t.Errorf("stderr is not one line starting with 'dlsched: ': %q", errOut)
+			}
+			if !strings.Contains(errOut, tc.want) {
+				t.Errorf("stderr %q lacks %q", errOut, tc.want)
+			}
+		})
+	}
+}
