@@ -547,8 +547,18 @@ func TestDefault(t *testing.T) {
 
 // BenchmarkMaxMin solves the Gavel max-min LP; build-ns/op is the time to
 // build the Problem, solve-ns/op the time Solve takes.
+// BenchmarkMaxMin solves Gavel's max-min form with t free ("free") and with
+// t bounded by min_j max_k a_jk ("bounded"), as allocation.Program does.
 func BenchmarkMaxMin(b *testing.B) {
-	for _, e := range testEngines() {
+	for _, bound := range []string{"free", "bounded"} {
+		for _, e := range testEngines() {
+			benchmarkMaxMin(b, e, bound)
+		}
+	}
+}
+
+func benchmarkMaxMin(b *testing.B, e namedEngine, bound string) {
+	{
 		for _, n := range []int{32, 128, 512, 2048} {
 			if _, ok := e.Engine.(Simplex); ok && n > 128 {
 				continue
@@ -558,11 +568,14 @@ func BenchmarkMaxMin(b *testing.B) {
 				s.MaxRows = 1 << 20
 				eng = s
 			}
-			b.Run(fmt.Sprintf("%s/n=%d", e.name, n), func(b *testing.B) {
+			b.Run(fmt.Sprintf("t=%s/%s/n=%d", bound, e.name, n), func(b *testing.B) {
 				var build, solve time.Duration
 				for i := 0; b.Loop(); i++ {
 					t0 := time.Now()
 					p := maxMin(n, uint64(i))
+					if bound == "bounded" {
+						boundT(p)
+					}
 					t1 := time.Now()
 					if _, err := eng.Solve(context.Background(), p); err != nil {
 						b.Fatal(err)
@@ -575,4 +588,22 @@ func BenchmarkMaxMin(b *testing.B) {
 			})
 		}
 	}
+}
+
+// boundT bounds the t of a maxMin problem (variable 0) by the smallest of
+// the jobs' best coefficients: no job's term can exceed that.
+func boundT(p *Problem) {
+	ub := math.Inf(1)
+	for r := range p.NumRows() {
+		_, _, terms := p.Row(r)
+		if len(terms) == 0 || terms[0].Var != 0 {
+			continue // not a job's term row
+		}
+		best := 0.0
+		for _, t := range terms[1:] {
+			best = max(best, t.Coef)
+		}
+		ub = min(ub, best)
+	}
+	p.SetBounds(0, math.Inf(-1), ub)
 }
