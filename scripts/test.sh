@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The test suite: formatting, vet, the race-checked tests on the CLP engine,
-# and the tests of the pure-Go build (CGO_ENABLED=0) on the gonum engine.
+# The test suite: formatting, vet, the tests with both LP engines compiled in
+# (where random instances are compared across engines), the same under the
+# race detector (with fewer random instances), and the pure-Go build
+# (CGO_ENABLED=0) on the gonum engine alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -17,7 +19,9 @@ go vet -tags noclp ./...
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-echo "== go test -race ./... (CLP engine)"
+echo "== go test ./... (CLP and pure-Go engines)"
+go test ./... | tee -a "$log"
+echo "== go test -race ./... (CLP and pure-Go engines)"
 go test -race ./... | tee -a "$log"
 echo "== CGO_ENABLED=0 go test ./... (pure-Go engine)"
 CGO_ENABLED=0 go test ./... | tee -a "$log"

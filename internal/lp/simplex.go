@@ -11,9 +11,8 @@ import (
 
 // DefaultSimplexMaxRows is the size guard Simplex applies when MaxRows is
 // zero. gonum's simplex refactorizes a dense basis three times per iteration,
-// so a solve costs O(rows³) per iteration: a max-min allocation LP with 259
-// standard-form rows (128 jobs) takes about 1.5 s, one with 399 rows about
-// 5 s (see BenchmarkMaxMin).
+// so a solve costs O(rows³) per iteration: a max-min allocation LP of 128
+// jobs (259 standard-form rows) takes over a second (BenchmarkMaxMin).
 const DefaultSimplexMaxRows = 400
 
 // Simplex solves problems with gonum's dense simplex

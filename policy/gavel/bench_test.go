@@ -28,7 +28,7 @@ func BenchmarkLAS(b *testing.B) {
 				var build, solve, extract time.Duration
 				for b.Loop() {
 					t0 := time.Now()
-					prog, ids, terms, _ := p.program(s)
+					prog, ids, terms, _ := p.program(s.Cluster, sortedJobs(s.Jobs))
 					t1 := time.Now()
 					res, err := prog.MaximizeMin(context.Background(), terms, allocation.Sum(terms...))
 					if err != nil {

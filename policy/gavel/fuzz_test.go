@@ -310,7 +310,7 @@ func FuzzGeneratedSnapshot(f *testing.F) {
 				// Every job's term reaches t*: the allocation attains the
 				// objective it reports, up to CLP's 1e-7 primal tolerance
 				// magnified by term coefficients of up to ΣN/N_k.
-				for id, v := range fuzzTerms(s, d, agnostic) {
+				for id, v := range gavel.Terms(s, d, agnostic) {
 					if v < d.Objective*(1-1e-5)-1e-9 {
 						t.Errorf("agnostic=%v %v: job %s has term %v below t* = %v", agnostic, solver, id, v, d.Objective)
 					}
@@ -325,31 +325,4 @@ func FuzzGeneratedSnapshot(f *testing.F) {
 			}
 		}
 	})
-}
-
-// fuzzTerms recomputes each job's max-min term (s_j/w_j)·y_j/T^prop_j from a
-// decision, independently of the LP.
-func fuzzTerms(s *policy.Snapshot, d *policy.Decision, agnostic bool) map[string]float64 {
-	types := s.Cluster.Types()
-	var total float64
-	for _, k := range types {
-		total += float64(s.Cluster.GPUs(k))
-	}
-	out := make(map[string]float64)
-	for _, j := range s.Jobs {
-		var y, prop float64
-		for _, k := range types {
-			tp := j.Throughput[k]
-			if agnostic && tp > 0 {
-				tp = 1
-			}
-			y += tp * d.Allocation[j.ID].Shares[k]
-			prop += tp * float64(s.Cluster.GPUs(k)) / total
-		}
-		if agnostic {
-			prop = 1
-		}
-		out[j.ID] = float64(j.GPUs) / j.EffectiveWeight() * y / prop
-	}
-	return out
 }

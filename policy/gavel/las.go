@@ -66,7 +66,7 @@ func (p *MaxMinFairness) Allocate(ctx context.Context, s *policy.Snapshot) (*pol
 	if err := p.check(s.Cluster, jobs); err != nil {
 		return nil, err
 	}
-	prog, ids, terms, unit := p.program(s)
+	prog, ids, terms, unit := p.program(s.Cluster, jobs)
 	res, err := prog.MaximizeMin(ctx, terms, allocation.Sum(terms...))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
@@ -103,16 +103,15 @@ func (p *MaxMinFairness) check(c allocation.Cluster, jobs []*policy.Job) error {
 }
 
 // program builds the max-min LP: one term (s_j/w_j)·y_j/T^prop_j per job,
-// jobs in ID order. Terms are divided by unit = max_j s_j/w_j, so that the
+// in the order of jobs (ID order). Terms are divided by unit = max_j s_j/w_j, so that the
 // LP's coefficients stay near 1 whatever the weights; t* is unit times the
 // LP's optimum.
-func (p *MaxMinFairness) program(s *policy.Snapshot) (prog *allocation.Program, ids []string, terms []allocation.Expr, unit float64) {
-	jobs := sortedJobs(s.Jobs)
-	types := s.Cluster.Types()
+func (p *MaxMinFairness) program(c allocation.Cluster, jobs []*policy.Job) (prog *allocation.Program, ids []string, terms []allocation.Expr, unit float64) {
+	types := c.Types()
 	capacity := make([]float64, len(types))
 	var total float64
 	for k, t := range types {
-		capacity[k] = float64(s.Cluster.GPUs(t))
+		capacity[k] = float64(c.GPUs(t))
 		total += capacity[k]
 	}
 	ids = make([]string, len(jobs))
@@ -129,7 +128,7 @@ func (p *MaxMinFairness) program(s *policy.Snapshot) (prog *allocation.Program, 
 			tput[j][k] = x
 		}
 	}
-	prog = allocation.NewProgram(s.Cluster, gpus, tput)
+	prog = allocation.NewProgram(c, gpus, tput)
 	prog.Solver = p.Solver
 
 	for _, job := range jobs {
