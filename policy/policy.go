@@ -41,6 +41,9 @@ type Decision struct {
 	// policies that place; nil means the scheduler places (for example with
 	// the placement package).
 	Placement map[string][]allocation.Assignment `json:"placement,omitempty"`
+	// Warnings report what the policy had to give up, for example
+	// constraints it dropped because they could not all be met.
+	Warnings []string `json:"warnings,omitempty"`
 	// Wake is when the policy wants to be asked again even if no job arrives
 	// or finishes, on the clock of Snapshot.Now; zero means no such time.
 	Wake time.Duration `json:"-"`

@@ -22,6 +22,17 @@
 // weighted GPU time regardless of GPU type: the heterogeneity-agnostic
 // baseline of the paper.
 //
+// # Throughput, cost and makespan
+//
+// MaxThroughput ("gavel.max-throughput") maximizes Σ_j y_j in raw steps per
+// second. MinCost ("gavel.min-cost") maximizes Σ_j Σ_k T_jk X_jk / c_k for
+// hourly prices c_k; with SLO ("gavel.min-cost-slo") each job with a
+// deadline must also reach y_j ≥ R_j/(deadline_j − now), and when those
+// constraints cannot all hold the program is solved without them and the
+// Decision carries a warning. Makespan ("gavel.makespan", and
+// "gavel.makespan-agnostic") minimizes max_j R_j/y_j exactly, as the single LP
+// max u s.t. y_j ≥ R_j·u, where Gavel bisects to within 5 %.
+//
 // # Where this implementation differs from Gavel's code
 //
 // The max-min optimum pins only the bottleneck jobs; Gavel returns whatever

@@ -1,11 +1,9 @@
 package gavel
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/policy"
@@ -53,17 +51,11 @@ func (p *MaxMinFairness) Name() string {
 // Allocate solves the max-min program for the snapshot's jobs. Every job
 // gets a Grant with its GPU count; the Decision's Objective is t*.
 func (p *MaxMinFairness) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
-	if err := policy.Validate(s); err != nil {
-		return nil, err
+	jobs, err := prepare(ctx, p.Name(), s)
+	if err != nil || len(jobs) == 0 {
+		return empty(p.Name(), err)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", p.Name(), err)
-	}
-	jobs := sortedJobs(s.Jobs)
-	if len(jobs) == 0 {
-		return &policy.Decision{Policy: p.Name(), Allocation: allocation.Allocation{}}, nil
-	}
-	if err := p.check(s.Cluster, jobs); err != nil {
+	if err := p.check(jobs); err != nil {
 		return nil, err
 	}
 	prog, ids, terms, unit := p.program(s.Cluster, jobs)
@@ -81,19 +73,10 @@ func (p *MaxMinFairness) Allocate(ctx context.Context, s *policy.Snapshot) (*pol
 	}, nil
 }
 
-// check rejects jobs the max-min program cannot express. Validate lets
-// elastic jobs through without a GPU count that fits the cluster, but here
-// such a job would have a zero term and pin t* at 0 for everyone. A weight so
-// small that s_j/w_j overflows has no finite term.
-func (p *MaxMinFairness) check(c allocation.Cluster, jobs []*policy.Job) error {
+// check rejects weights so small that s_j/w_j overflows: such a job has no
+// finite term.
+func (p *MaxMinFairness) check(jobs []*policy.Job) error {
 	for _, j := range jobs {
-		if j.GPUs == 0 {
-			return fmt.Errorf("%w: job %q: gpus: 0; %s needs the number of GPUs the job runs on",
-				policy.ErrInvalidSnapshot, j.ID, p.Name())
-		}
-		if err := j.Runnable(c); err != nil {
-			return err
-		}
 		if s := float64(j.GPUs) / j.EffectiveWeight(); math.IsInf(s, 0) {
 			return fmt.Errorf("%w: job %q: weight: %v is too small for a finite fairness term",
 				policy.ErrInvalidSnapshot, j.ID, j.Weight)
@@ -106,7 +89,13 @@ func (p *MaxMinFairness) check(c allocation.Cluster, jobs []*policy.Job) error {
 // in the order of jobs (ID order). Terms are divided by unit = max_j s_j/w_j, so that the
 // LP's coefficients stay near 1 whatever the weights; t* is unit times the
 // LP's optimum.
-func (p *MaxMinFairness) program(c allocation.Cluster, jobs []*policy.Job) (prog *allocation.Program, ids []string, terms []allocation.Expr, unit float64) {
+func (p *MaxMinFairness) program(c allocation.Cluster, jobs []*policy.Job) (*allocation.Program, []string, []allocation.Expr, float64) {
+	prog, ids, tput := newProgram(c, jobs, p.Solver, func(j *policy.Job, t allocation.Accelerator) float64 {
+		if x := j.Throughput[t]; !p.Agnostic || x == 0 {
+			return x
+		}
+		return 1
+	})
 	types := c.Types()
 	capacity := make([]float64, len(types))
 	var total float64
@@ -114,27 +103,11 @@ func (p *MaxMinFairness) program(c allocation.Cluster, jobs []*policy.Job) (prog
 		capacity[k] = float64(c.GPUs(t))
 		total += capacity[k]
 	}
-	ids = make([]string, len(jobs))
-	gpus := make([]int, len(jobs))
-	tput := make([][]float64, len(jobs))
-	for j, job := range jobs {
-		ids[j], gpus[j] = job.ID, job.GPUs
-		tput[j] = make([]float64, len(types))
-		for k, t := range types {
-			x := job.Throughput[t]
-			if p.Agnostic && x > 0 {
-				x = 1
-			}
-			tput[j][k] = x
-		}
-	}
-	prog = allocation.NewProgram(c, gpus, tput)
-	prog.Solver = p.Solver
-
+	var unit float64
 	for _, job := range jobs {
 		unit = max(unit, float64(job.GPUs)/job.EffectiveWeight())
 	}
-	terms = make([]allocation.Expr, len(jobs))
+	terms := make([]allocation.Expr, len(jobs))
 	coef := make([]float64, len(types))
 	for j, job := range jobs {
 		prop := 1.0 // T^prop_j; 1 for the agnostic policy, as in Gavel
@@ -184,14 +157,4 @@ func proportionalSplit(prog *allocation.Program, c allocation.Cluster, x [][]flo
 		}
 	}
 	copy(x, split)
-}
-
-// sortedJobs returns pointers to the jobs in ID order.
-func sortedJobs(jobs []policy.Job) []*policy.Job {
-	out := make([]*policy.Job, len(jobs))
-	for i := range jobs {
-		out[i] = &jobs[i]
-	}
-	slices.SortFunc(out, func(a, b *policy.Job) int { return cmp.Compare(a.ID, b.ID) })
-	return out
 }

@@ -1,0 +1,107 @@
+package gavel
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/policy"
+)
+
+func init() {
+	policy.Register("gavel.makespan",
+		"Gavel minimum makespan, heterogeneity-aware: finishes the last job as early as possible",
+		makespanFactory(false))
+	policy.Register("gavel.makespan-agnostic",
+		"Gavel minimum makespan, heterogeneity-agnostic baseline: every type as fast as the job's fastest",
+		makespanFactory(true))
+}
+
+func makespanFactory(agnostic bool) policy.Factory {
+	return func(config []byte) (policy.Policy, error) {
+		p := &Makespan{}
+		if err := policy.DecodeConfig(config, p); err != nil {
+			return nil, err
+		}
+		p.Agnostic = p.Agnostic || agnostic
+		return p, nil
+	}
+}
+
+// Makespan minimizes the time until every job finishes at its current rate,
+//
+//	minimize_X  max_j  R_j / y_j(X)
+//
+// where R_j is job j's remaining steps. It is solved exactly as one LP,
+// maximize u subject to y_j ≥ R_j·u, with makespan 1/u*, rather than by
+// Gavel's bisection to within 5 %; a second LP then maximizes Σ_j y_j/R_j at
+// u*, so that jobs off the critical path finish sooner (see MaxMinFairness).
+// Jobs without steps left get no time. The Decision's Objective is the
+// makespan in seconds.
+//
+// With Agnostic set, a job's throughput on every type it can run on is taken
+// to be its best one: Gavel's agnostic baseline assumes every GPU is a V100.
+type Makespan struct {
+	Agnostic bool `json:"agnostic,omitempty"`
+	// Solver selects the LP engine; the zero value is allocation.Auto.
+	Solver allocation.Solver `json:"solver,omitempty"`
+}
+
+// Name returns "gavel.makespan" or "gavel.makespan-agnostic".
+func (p *Makespan) Name() string {
+	if p.Agnostic {
+		return "gavel.makespan-agnostic"
+	}
+	return "gavel.makespan"
+}
+
+// Allocate solves the program for the snapshot's jobs.
+func (p *Makespan) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
+	jobs, err := prepare(ctx, p.Name(), s)
+	if err != nil || len(jobs) == 0 {
+		return empty(p.Name(), err)
+	}
+	for _, j := range jobs {
+		if j.StepsTotal == 0 {
+			return nil, fmt.Errorf("%w: job %q: steps_total: unknown; %s needs every job's remaining steps",
+				policy.ErrInvalidSnapshot, j.ID, p.Name())
+		}
+	}
+	prog, ids, tput := newProgram(s.Cluster, jobs, p.Solver, func(j *policy.Job, t allocation.Accelerator) float64 {
+		x := j.Throughput[t]
+		if p.Agnostic && x > 0 {
+			for _, y := range j.Throughput {
+				x = max(x, y)
+			}
+		}
+		return x
+	})
+	var terms []allocation.Expr
+	coef := make([]float64, len(s.Cluster.Types()))
+	for j, job := range jobs {
+		remaining := job.StepsTotal - job.StepsDone
+		if remaining <= 0 {
+			continue
+		}
+		for k := range coef {
+			coef[k] = tput[j][k] / remaining
+		}
+		terms = append(terms, prog.Linear(j, coef))
+	}
+	d := &policy.Decision{Policy: p.Name()}
+	if len(terms) == 0 { // every job is done
+		zero := make([][]float64, len(ids))
+		for j := range zero {
+			zero[j] = make([]float64, len(coef))
+		}
+		d.Allocation = prog.Allocation(ids, zero)
+		return d, nil
+	}
+	res, err := prog.MaximizeMin(ctx, terms, allocation.Sum(terms...))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Name(), err)
+	}
+	d.Objective = 1 / res.Objective
+	d.Allocation = prog.Allocation(ids, res.X)
+	return d, nil
+}
