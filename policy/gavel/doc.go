@@ -33,6 +33,14 @@
 // "gavel.makespan-agnostic") minimizes max_j R_j/y_j exactly, as the single LP
 // max u s.t. y_j ≥ R_j·u, where Gavel bisects to within 5 %.
 //
+// # Finish-time fairness
+//
+// FinishTimeFairness ("gavel.ftf", "gavel.ftf-agnostic") minimizes
+// max_j ρ_j, the ratio of a job's finish time in the shared cluster to its
+// finish time on an isolated 1/n share, by bisection over LPs to 1e-9
+// relative. Its isolated-time account is policy state, kept in an exported,
+// JSON-serializable FTFState.
+//
 // # Where this implementation differs from Gavel's code
 //
 // The max-min optimum pins only the bottleneck jobs; Gavel returns whatever

@@ -1,0 +1,256 @@
+package gavel
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/policy"
+)
+
+func init() {
+	policy.Register("gavel.ftf",
+		"Gavel finish-time fairness, heterogeneity-aware: minimizes the largest ratio of shared to isolated finish time",
+		ftfFactory(false))
+	policy.Register("gavel.ftf-agnostic",
+		"Gavel finish-time fairness, heterogeneity-agnostic baseline: every type as fast as the job's fastest",
+		ftfFactory(true))
+}
+
+func ftfFactory(agnostic bool) policy.Factory {
+	return func(config []byte) (policy.Policy, error) {
+		p := &FinishTimeFairness{}
+		if err := policy.DecodeConfig(config, p); err != nil {
+			return nil, err
+		}
+		p.Agnostic = p.Agnostic || agnostic
+		return p, nil
+	}
+}
+
+// FinishTimeFairness is Themis' finish-time fairness as Gavel writes it:
+//
+//	minimize_X  max_j ρ_j(X),   ρ_j(X) = (t_j + R_j / y_j(X)) / (t^iso_j + R_j / T^iso_j)
+//
+// where t_j is the time since job j arrived, R_j its remaining steps, y_j its
+// effective throughput, T^iso_j its throughput under the isolated allocation
+// (an equal 1/n share of every type, as time on its GPU count) and t^iso_j
+// the time it would have needed so far had it always run isolated. ρ_j is
+// the job's finish time in the shared cluster relative to its finish time in
+// a cluster of its own 1/n share.
+//
+// The program is not linear in ρ, so it is solved by bisection: ρ is
+// feasible when the LP y_j ≥ R_j / (ρ·D_j − t_j) for all j has a solution,
+// with D_j = t^iso_j + R_j/T^iso_j; every feasible solution found also
+// tightens the upper bound to its own max_j ρ_j. The search stops when the
+// bounds agree to 1e-9 relative, and the allocation for the final ρ is pinned
+// with MaxMinFairness' canonical tie-break. The Decision's Objective is
+// max_j ρ_j of the returned allocation.
+//
+// t^iso_j is memory across rounds, kept in State: at every call a job's
+// account grows by the steps it made since the last call divided by the
+// isolated throughput it had then. A job appears in State the first time it
+// is seen, and leaves when it is no longer in the snapshot. Persist State
+// (it is plain JSON) to survive a restart.
+//
+// Like Gavel's code, the policy ignores job weights. With Agnostic set, a
+// job's throughput on every type it can run on is taken to be its best one.
+// The isolated share counts only types the job can run on, so that it is a
+// feasible allocation here.
+type FinishTimeFairness struct {
+	Agnostic bool `json:"agnostic,omitempty"`
+	// Solver selects the LP engine; the zero value is allocation.Auto.
+	Solver allocation.Solver `json:"solver,omitempty"`
+	// State is the isolated-time account, updated by Allocate.
+	State FTFState `json:"state,omitzero"`
+}
+
+// FTFState is FinishTimeFairness' memory: per job ID, its isolated-time
+// account.
+type FTFState struct {
+	Jobs map[string]IsolatedAccount `json:"jobs,omitempty"`
+}
+
+// IsolatedAccount is one job's isolated-time account.
+type IsolatedAccount struct {
+	// Seconds is t^iso: the time the job's progress so far would have taken
+	// under its isolated allocation.
+	Seconds float64 `json:"seconds"`
+	// StepsDone and Rate are the job's progress and isolated throughput at
+	// the last call, from which the next call credits the new steps.
+	StepsDone float64 `json:"steps_done"`
+	Rate      float64 `json:"rate"`
+}
+
+// Name returns "gavel.ftf" or "gavel.ftf-agnostic".
+func (p *FinishTimeFairness) Name() string {
+	if p.Agnostic {
+		return "gavel.ftf-agnostic"
+	}
+	return "gavel.ftf"
+}
+
+// Allocate minimizes the largest finish-time fairness ratio and updates
+// State. It is not safe for concurrent use.
+func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
+	jobs, err := prepare(ctx, p.Name(), s)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		if j.StepsTotal == 0 {
+			return nil, fmt.Errorf("%w: job %q: steps_total: unknown; %s needs every job's remaining steps",
+				policy.ErrInvalidSnapshot, j.ID, p.Name())
+		}
+	}
+	prog, ids, tput := newProgram(s.Cluster, jobs, p.Solver, func(j *policy.Job, t allocation.Accelerator) float64 {
+		x := j.Throughput[t]
+		if p.Agnostic && x > 0 {
+			for _, y := range j.Throughput {
+				x = max(x, y)
+			}
+		}
+		return x
+	})
+	iso, isoX := isolated(s.Cluster, prog, tput)
+	p.account(jobs, iso)
+	if len(jobs) == 0 {
+		return empty(p.Name(), nil)
+	}
+
+	// The jobs still running, with t_j, R_j and D_j.
+	var active []ftfJob
+	for j, job := range jobs {
+		r := job.StepsTotal - job.StepsDone
+		if r <= 0 {
+			continue
+		}
+		age := (s.Now - job.Arrival).Seconds()
+		active = append(active, ftfJob{j: j, age: age, remaining: r, isolated: p.State.Jobs[job.ID].Seconds + r/iso[j]})
+	}
+	d := &policy.Decision{Policy: p.Name()}
+	if len(active) == 0 {
+		d.Allocation = prog.Allocation(ids, zeros(len(ids), len(tput[0])))
+		return d, nil
+	}
+
+	// ρ > t_j/D_j for every job; the isolated allocation achieves
+	// max_j (t_j + R_j/T^iso_j)/D_j.
+	var lo, hi float64
+	for _, a := range active {
+		lo = max(lo, a.age/a.isolated)
+		hi = max(hi, (a.age+a.remaining/iso[a.j])/a.isolated)
+	}
+	// solve returns an allocation meeting ρ, or nil if the LP finds none.
+	solve := func(rho float64, tieBreak bool) ([][]float64, error) {
+		terms := make([]allocation.Expr, len(active))
+		for i, a := range active {
+			slack := rho*a.isolated - a.age // y_j ≥ R_j/slack ⇔ y_j·slack/R_j ≥ 1
+			if slack <= 0 {
+				return nil, nil
+			}
+			terms[i] = prog.Throughput(a.j).Scale(slack / a.remaining)
+		}
+		var tb allocation.Expr
+		if tieBreak {
+			tb = allocation.Sum(terms...)
+		}
+		res, err := prog.MaximizeMin(ctx, terms, tb)
+		if err != nil || res.Objective < 1-1e-9 {
+			return nil, err
+		}
+		return res.X, nil
+	}
+	best := isoX // the isolated allocation meets hi
+	for range 100 {
+		if hi-lo <= 1e-9*hi {
+			break
+		}
+		mid := (lo + hi) / 2
+		x, err := solve(mid, false)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.Name(), err)
+		}
+		if x == nil {
+			lo = mid
+			continue
+		}
+		// The solution may do better than mid: its own ρ bounds ρ*.
+		best, hi = x, min(mid, maxRatio(active, tput, x))
+	}
+	// Pin the allocation at ρ* canonically; if the LP's tolerance makes that
+	// solve miss, keep the best allocation the search found.
+	if x, err := solve(hi*(1+1e-9), true); err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Name(), err)
+	} else if x != nil {
+		best = x
+	}
+	d.Objective = maxRatio(active, tput, best)
+	d.Allocation = prog.Allocation(ids, best)
+	return d, nil
+}
+
+type ftfJob struct {
+	j                        int // index in the program
+	age, remaining, isolated float64
+}
+
+// maxRatio returns max_j ρ_j(X).
+func maxRatio(active []ftfJob, tput, x [][]float64) float64 {
+	var worst float64
+	for _, a := range active {
+		var y float64
+		for k, v := range x[a.j] {
+			y += tput[a.j][k] * v
+		}
+		worst = max(worst, (a.age+a.remaining/y)/a.isolated)
+	}
+	return worst
+}
+
+// isolated returns the isolated allocation X^iso_jk = (N_k/(n·s_j)) /
+// max(1, Σ_l N_l/(n·s_j)), restricted to the types job j can run on, and
+// T^iso_j = Σ_k T_jk X^iso_jk.
+func isolated(c allocation.Cluster, prog *allocation.Program, tput [][]float64) ([]float64, [][]float64) {
+	n := float64(prog.NumJobs())
+	var total float64
+	for _, t := range prog.Types() {
+		total += float64(c.GPUs(t))
+	}
+	iso := make([]float64, prog.NumJobs())
+	x := zeros(prog.NumJobs(), len(prog.Types()))
+	for j := range iso {
+		s := float64(prog.GPUs(j))
+		norm := max(1, total/(n*s))
+		for k, t := range prog.Types() {
+			if prog.Allowed(j, k) {
+				x[j][k] = float64(c.GPUs(t)) / (n * s) / norm
+				iso[j] += tput[j][k] * x[j][k]
+			}
+		}
+	}
+	return iso, x
+}
+
+// account updates the isolated-time accounts for this call's jobs and
+// drops the accounts of jobs that left.
+func (p *FinishTimeFairness) account(jobs []*policy.Job, iso []float64) {
+	next := make(map[string]IsolatedAccount, len(jobs))
+	for j, job := range jobs {
+		a, seen := p.State.Jobs[job.ID]
+		if seen && job.StepsDone > a.StepsDone && a.Rate > 0 {
+			a.Seconds += (job.StepsDone - a.StepsDone) / a.Rate
+		}
+		a.StepsDone, a.Rate = job.StepsDone, iso[j]
+		next[job.ID] = a
+	}
+	p.State.Jobs = next
+}
+
+func zeros(n, k int) [][]float64 {
+	x := make([][]float64, n)
+	for j := range x {
+		x[j] = make([]float64, k)
+	}
+	return x
+}
