@@ -9,6 +9,11 @@
 // under names of the form "<system>.<variant>"; New builds one by name, which
 // is how the dlsched command and configuration files find them.
 //
+// Runner runs a policy in the background for a scheduler's hot paths: it
+// recomputes the decision when triggered or woken, rate-limited, and
+// publishes it for lock-free reads. It is plumbing, not a policy, and uses
+// the wall clock.
+//
 // Every policy validates its snapshot with Validate before it computes
 // anything: bad input yields an error wrapping ErrInvalidSnapshot that names
 // the job and the field, never a panic.

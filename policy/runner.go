@@ -1,0 +1,249 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dlsched/dlsched/allocation"
+)
+
+// DefaultMinInterval is the least time between two recomputations of a
+// Runner whose MinInterval is zero.
+const DefaultMinInterval = time.Second
+
+// maxRetryInterval caps the wait before a Runner retries after consecutive
+// failures (unless MinInterval is longer).
+const maxRetryInterval = time.Minute
+
+// Runner keeps a policy's latest decision ready for a scheduler's hot paths.
+//
+// An embedding scheduler runs Run in a goroutine of its own, calls Trigger
+// whenever jobs arrive or finish, and reads the latest decision with Decision
+// or Share, which never block and cost one atomic load. Run recomputes the
+// decision — Snapshot, then Policy.Allocate — at once when it starts, after a
+// Trigger, and when the last decision's Wake comes due, never starting two
+// recomputations less than MinInterval apart. Triggers that arrive while a
+// recomputation waits for MinInterval, or before its snapshot is taken,
+// coalesce into that one recomputation; a Trigger that arrives after the
+// snapshot was taken is never lost: it causes one more recomputation.
+//
+// Decision.Wake is on the clock of Snapshot.Now, an epoch of the caller's
+// choice, so the Runner converts it to wall time: it records the wall time t
+// at which Snapshot returned and wakes at t + (Wake − Now), or as soon as
+// MinInterval allows if that is already past. Wake zero means no wake-up.
+//
+// When Snapshot or Allocate fails, the previous decision stays published,
+// the error goes to OnError, and Run retries on its own after
+// max(MinInterval, DefaultMinInterval), doubling that wait after each
+// consecutive failure up to one minute (or MinInterval, if longer); a
+// Trigger retries sooner, subject to MinInterval.
+//
+// Published decisions are shared by every reader: they are immutable, and
+// neither the Runner's users nor the policy may modify a decision once
+// Allocate has returned it.
+//
+// The Runner is runtime plumbing, not a policy: it reads the wall clock
+// through the time package, so tests that drive it can use testing/synctest
+// for deterministic, instant fake time. The zero Runner is not usable until
+// Policy and Snapshot are set; fields must not change while Run is running,
+// and a Runner must not be copied after first use.
+type Runner struct {
+	// Policy computes the decisions; required. Allocate is only called from
+	// Run's goroutine, one call at a time, so a stateful policy needs no
+	// locking of its own.
+	Policy Policy
+	// Snapshot returns the current state of the cluster and its jobs;
+	// required. It is called from Run's goroutine with Run's ctx, right
+	// before each Allocate. The Runner hands the snapshot to Allocate and
+	// then drops it.
+	Snapshot func(ctx context.Context) (*Snapshot, error)
+	// MinInterval is the least time between the starts of two
+	// recomputations, a rate limit for bursts of triggers. Zero means
+	// DefaultMinInterval (1 s); a negative value means no limit.
+	MinInterval time.Duration
+	// OnError, if not nil, receives each error of Snapshot or Allocate (or a
+	// nil snapshot or decision), called from Run's goroutine. Errors caused
+	// by the end of Run's ctx are not reported: Run returns ctx.Err().
+	OnError func(error)
+	// OnDecision, if not nil, is called from Run's goroutine with each new
+	// decision right after it is published. It delays the next
+	// recomputation, so it should return quickly, and must not modify the
+	// decision.
+	OnDecision func(*Decision)
+
+	once    sync.Once
+	trigger chan struct{} // capacity 1: a pending request
+	running atomic.Bool
+	latest  atomic.Pointer[Decision]
+}
+
+func (r *Runner) init() {
+	r.once.Do(func() { r.trigger = make(chan struct{}, 1) })
+}
+
+// Trigger asks Run to recompute the decision, typically because jobs arrived
+// or finished. It never blocks and is safe to call from any goroutine, also
+// before Run starts (Run computes at once anyway) or while it is not running
+// (the request waits for the next Run).
+func (r *Runner) Trigger() {
+	r.init()
+	select {
+	case r.trigger <- struct{}{}:
+	default: // a request is already pending; this one coalesces with it
+	}
+}
+
+// Decision returns the latest published decision, or nil before the first.
+// It never blocks and is safe to call from any goroutine. The decision is
+// shared: callers must not modify it.
+func (r *Runner) Decision() *Decision {
+	return r.latest.Load()
+}
+
+// Share returns the latest decision's time share of job on accelerator type
+// acc, alone and co-located (see allocation.Allocation.Share), or zero before
+// the first decision. It never blocks, costs one atomic load and a map
+// lookup, and is safe to call from any goroutine.
+func (r *Runner) Share(job string, acc allocation.Accelerator) float64 {
+	d := r.latest.Load()
+	if d == nil {
+		return 0
+	}
+	return d.Allocation.Share(job, acc)
+}
+
+// Run recomputes and publishes decisions until ctx is done, then returns
+// ctx.Err(); see Runner for when it recomputes. The first recomputation
+// starts at once. Run returns an error wrapping ErrInvalidConfig if Policy or
+// Snapshot is nil, and an error if another Run of the same Runner is still
+// running; a Runner may be run again after Run returns, and keeps its latest
+// decision published in between.
+func (r *Runner) Run(ctx context.Context) error {
+	if r.Policy == nil || r.Snapshot == nil {
+		return fmt.Errorf("%w: policy.Runner needs a Policy and a Snapshot function", ErrInvalidConfig)
+	}
+	if !r.running.CompareAndSwap(false, true) {
+		return errors.New("policy: Runner.Run called while the Runner is already running")
+	}
+	defer r.running.Store(false)
+	r.init()
+
+	minInterval := r.MinInterval
+	switch {
+	case minInterval == 0:
+		minInterval = DefaultMinInterval
+	case minInterval < 0:
+		minInterval = 0
+	}
+	var (
+		pending  = true    // a recomputation is requested
+		last     time.Time // start of the last recomputation; zero before the first
+		wakeAt   time.Time // wall time of the last decision's Wake; zero if none
+		retryAt  time.Time // wall time of the next retry after a failure; zero if none
+		failures int       // consecutive failures
+	)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		now := time.Now()
+		if !wakeAt.IsZero() && !now.Before(wakeAt) {
+			pending, wakeAt = true, time.Time{}
+		}
+		if !retryAt.IsZero() && !now.Before(retryAt) {
+			pending, retryAt = true, time.Time{}
+		}
+		if pending && (last.IsZero() || now.Sub(last) >= minInterval) {
+			pending, last = false, now
+			wake, err := r.recompute(ctx)
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return ctxErr
+			}
+			if err != nil {
+				failures++
+				retryAt = last.Add(retryDelay(minInterval, failures))
+				if r.OnError != nil {
+					r.OnError(err)
+				}
+			} else {
+				failures, retryAt, wakeAt = 0, time.Time{}, wake
+			}
+			continue
+		}
+
+		var due time.Time
+		if pending {
+			due = last.Add(minInterval)
+		}
+		for _, t := range []time.Time{wakeAt, retryAt} {
+			if !t.IsZero() && (due.IsZero() || t.Before(due)) {
+				due = t
+			}
+		}
+		var timer *time.Timer
+		var fired <-chan time.Time
+		if !due.IsZero() {
+			timer = time.NewTimer(due.Sub(now))
+			fired = timer.C
+		}
+		select {
+		case <-ctx.Done():
+		case <-r.trigger:
+			pending = true
+		case <-fired:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+	}
+}
+
+// recompute takes a snapshot, asks the policy and publishes its decision. It
+// returns the wall time of the decision's Wake, zero if none.
+func (r *Runner) recompute(ctx context.Context) (time.Time, error) {
+	// The snapshot taken below answers every trigger received so far.
+	select {
+	case <-r.trigger:
+	default:
+	}
+	s, err := r.Snapshot(ctx)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("policy runner: snapshot: %w", err)
+	}
+	if s == nil {
+		return time.Time{}, fmt.Errorf("policy runner: snapshot: %w: nil snapshot", ErrInvalidSnapshot)
+	}
+	taken := time.Now()
+	d, err := r.Policy.Allocate(ctx, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("policy runner: allocate: %w", err)
+	}
+	if d == nil {
+		return time.Time{}, fmt.Errorf("policy runner: allocate: %s returned a nil decision", r.Policy.Name())
+	}
+	r.latest.Store(d)
+	if r.OnDecision != nil {
+		r.OnDecision(d)
+	}
+	if d.Wake == 0 {
+		return time.Time{}, nil
+	}
+	return taken.Add(max(d.Wake-s.Now, 0)), nil
+}
+
+// retryDelay is the wait before the retry that follows the given number of
+// consecutive failures: base = max(minInterval, DefaultMinInterval), doubled
+// after each failure, capped at max(base, maxRetryInterval).
+func retryDelay(minInterval time.Duration, failures int) time.Duration {
+	base := max(minInterval, DefaultMinInterval)
+	limit := max(base, maxRetryInterval)
+	d := base
+	for i := 1; i < failures && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
