@@ -233,6 +233,11 @@ type Result struct {
 	X [][]float64
 	// Engine names the LP engine that solved the program.
 	Engine string
+	// Bottleneck, set by MaximizeMin, reports for each expression whether
+	// it is certainly held at t*: no allocation keeps every expression at
+	// t* or above and lifts this one higher. At least one is true;
+	// water-filling freezes these and raises the rest.
+	Bottleneck []bool
 }
 
 // Maximize solves max e.
@@ -279,9 +284,14 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 	if err != nil {
 		return nil, err
 	}
+	if len(exprs) == 0 {
+		return nil, fmt.Errorf("%w: MaximizeMin over no expressions", ErrUnbounded)
+	}
 	prob := p.prob.Clone(1, len(exprs))
 	prob.Sense = lp.Maximize
-	t := prob.AddVar(-lp.Inf, p.upperBound(exprs), 1)
+	bounds := p.upperBounds(exprs)
+	t := prob.AddVar(-lp.Inf, slices.Min(bounds), 1)
+	first := prob.NumRows()
 	row := make([]lp.Term, 0, 8)
 	for _, e := range exprs {
 		row = append(append(row[:0], e.terms...), lp.Term{Var: t, Coef: -1})
@@ -291,7 +301,16 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Objective: sol.Objective, X: p.matrix(sol.X), Engine: sol.Engine}
+	res := &Result{Objective: sol.Objective, X: p.matrix(sol.X), Engine: sol.Engine,
+		Bottleneck: make([]bool, len(exprs))}
+	// Raising e_i's requirement above t* lowers the optimum when its row's
+	// dual is nonzero; an expression already at its own upper bound cannot
+	// rise either. The duals of these rows and of t's bound sum to 1, so at
+	// least one expression qualifies.
+	for i := range exprs {
+		res.Bottleneck[i] = math.Abs(sol.Duals[first+i]) > 1e-9 ||
+			bounds[i] <= sol.Objective+1e-9*math.Max(1, math.Abs(sol.Objective))
+	}
 	if len(tieBreak.terms) == 0 {
 		return res, nil
 	}
@@ -418,12 +437,13 @@ func Solvers() []Solver {
 // GPUs returns the number of GPUs job j needs at once.
 func (p *Program) GPUs(j int) int { return p.gpus[j] }
 
-// upperBound returns a bound on min_i e_i that holds for every feasible X:
-// job j's variables sum to at most 1, so they add at most their largest
-// positive coefficient to an expression. Bounding t this way lets CLP's dual
+// upperBounds returns, for each expression, a bound that holds for every
+// feasible X: job j's variables sum to at most 1, so they add at most their
+// largest positive coefficient to an expression. Their minimum bounds t.
+// Bounding t this way lets CLP's dual
 // simplex start from a bounded basis (internal/lp's BenchmarkMaxMin compares
 // t=free with t=bounded).
-func (p *Program) upperBound(exprs []Expr) float64 {
+func (p *Program) upperBounds(exprs []Expr) []float64 {
 	nv := p.prob.NumVars()
 	owner := make([]int, nv)
 	for j, row := range p.x {
@@ -436,8 +456,8 @@ func (p *Program) upperBound(exprs []Expr) float64 {
 	coef := make([]float64, nv)       // per variable, summed over repeated terms
 	best := make([]float64, len(p.x)) // per job, the largest positive coef
 	var vars, jobs []int
-	ub := math.Inf(1)
-	for _, e := range exprs {
+	ub := make([]float64, len(exprs))
+	for i, e := range exprs {
 		vars, jobs = vars[:0], jobs[:0]
 		for _, t := range e.terms {
 			if coef[t.Var] == 0 {
@@ -460,7 +480,7 @@ func (p *Program) upperBound(exprs []Expr) float64 {
 			b += best[j]
 			best[j] = 0
 		}
-		ub = min(ub, b)
+		ub[i] = b
 	}
 	return ub
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/policy"
 )
 
 // BenchmarkLAS follows Gavel's policy-runtime experiment: n jobs on a cluster
@@ -42,6 +44,33 @@ func BenchmarkLAS(b *testing.B) {
 				b.ReportMetric(ms(build), "build-ms")
 				b.ReportMetric(ms(solve), "solve-ms")
 				b.ReportMetric(ms(extract), "extract-ms")
+			})
+		}
+	}
+}
+
+// BenchmarkPolicy times each Gavel policy's Allocate on BenchmarkLAS's
+// setup at the sizes of Gavel's own scaling figure, with CLP.
+func BenchmarkPolicy(b *testing.B) {
+	if !slices.Contains(allocation.Solvers(), allocation.CLP) {
+		b.Skip("needs CLP")
+	}
+	for _, name := range []string{"gavel.water-filling", "gavel.ftf", "gavel.makespan", "gavel.max-throughput"} {
+		for _, n := range []int{32, 128, 256, 1024} {
+			s := randomSnapshot(rand.New(rand.NewPCG(uint64(n), 7)), n, 3, n/4)
+			for j := range s.Jobs {
+				s.Jobs[j].StepsTotal = float64(1000 * (1 + j%7))
+			}
+			b.Run(fmt.Sprintf("%s/jobs=%d", name, n), func(b *testing.B) {
+				p, err := policy.New(name, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					if _, err := p.Allocate(context.Background(), s); err != nil {
+						b.Fatal(err)
+					}
+				}
 			})
 		}
 	}

@@ -22,6 +22,14 @@
 // weighted GPU time regardless of GPU type: the heterogeneity-agnostic
 // baseline of the paper.
 //
+// # Water-filling
+//
+// WaterFilling ("gavel.water-filling", "gavel.water-filling-agnostic") is the
+// leximin refinement of max-min fairness: jobs that are not bottlenecked keep
+// rising until they hit a limit of their own. Each level costs one LP: the
+// jobs to freeze are certified by the LP's duals (or by having reached their
+// own maximum), where Gavel's code solves a MILP per level.
+//
 // # Throughput, cost and makespan
 //
 // MaxThroughput ("gavel.max-throughput") maximizes Σ_j y_j in raw steps per

@@ -1,0 +1,130 @@
+package gavel
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/policy"
+)
+
+func init() {
+	policy.Register("gavel.water-filling",
+		"Gavel water-filling max-min fairness (leximin), heterogeneity-aware: raises every job that can still rise",
+		waterFillingFactory(false))
+	policy.Register("gavel.water-filling-agnostic",
+		"Gavel water-filling max-min fairness (leximin), heterogeneity-agnostic baseline",
+		waterFillingFactory(true))
+}
+
+func waterFillingFactory(agnostic bool) policy.Factory {
+	return func(config []byte) (policy.Policy, error) {
+		p := &WaterFilling{}
+		if err := policy.DecodeConfig(config, p); err != nil {
+			return nil, err
+		}
+		p.Agnostic = p.Agnostic || agnostic
+		return p, nil
+	}
+}
+
+// WaterFilling is the leximin refinement of MaxMinFairness: after the
+// bottleneck jobs reach t*, the others keep rising until each hits a limit
+// of its own. With the terms z_j = (s_j/w_j)·y_j/T^prop_j of
+// MaxMinFairness, level ℓ is found by
+//
+//	maximize ℓ  subject to  z_j ≥ ℓ for every unfrozen job,  z_j ≥ F_j for every frozen one,
+//
+// and every unfrozen job that cannot rise above ℓ is frozen at F_j = ℓ,
+// until all jobs are frozen. A job is known to be stuck when the dual of its
+// row is nonzero (raising its requirement would lower ℓ) or when ℓ already
+// equals the most it could ever reach; the duals and that bound together
+// always name at least one job, so each level costs one LP, where Gavel
+// solves a MILP per level. A final LP maximizes Σ_j z_j at the frozen levels
+// to pin the allocation. The Decision's Objective is the first level, which
+// equals MaxMinFairness' t*.
+type WaterFilling struct {
+	// Agnostic treats every accelerator type on which a job can run as
+	// equally fast (see MaxMinFairness).
+	Agnostic bool `json:"agnostic,omitempty"`
+	// Solver selects the LP engine; the zero value is allocation.Auto.
+	Solver allocation.Solver `json:"solver,omitempty"`
+}
+
+// Name returns "gavel.water-filling" or "gavel.water-filling-agnostic".
+func (p *WaterFilling) Name() string {
+	if p.Agnostic {
+		return "gavel.water-filling-agnostic"
+	}
+	return "gavel.water-filling"
+}
+
+// Allocate computes the leximin allocation for the snapshot's jobs.
+func (p *WaterFilling) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
+	jobs, err := prepare(ctx, p.Name(), s)
+	if err != nil || len(jobs) == 0 {
+		return empty(p.Name(), err)
+	}
+	mm := &MaxMinFairness{Agnostic: p.Agnostic, Solver: p.Solver}
+	if err := mm.check(jobs); err != nil {
+		return nil, err
+	}
+	prog, ids, terms, unit := mm.program(s.Cluster, jobs)
+	levels, x, err := fill(ctx, prog, terms)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Name(), err)
+	}
+	return &policy.Decision{
+		Policy:     p.Name(),
+		Objective:  levels[0] * unit,
+		Allocation: prog.Allocation(ids, x),
+	}, nil
+}
+
+// fill raises terms level by level (see WaterFilling) and returns the levels
+// in the order they were reached and the final allocation. It adds the
+// frozen levels to prog as constraints.
+func fill(ctx context.Context, prog *allocation.Program, terms []allocation.Expr) ([]float64, [][]float64, error) {
+	frozen := make([]bool, len(terms))
+	var reached []float64
+	var last [][]float64
+	for left := len(terms); left > 0; {
+		var open []int
+		var exprs []allocation.Expr
+		for j, done := range frozen {
+			if !done {
+				open = append(open, j)
+				exprs = append(exprs, terms[j])
+			}
+		}
+		res, err := prog.MaximizeMin(ctx, exprs, allocation.Expr{})
+		if err != nil {
+			return nil, nil, err
+		}
+		level := res.Objective
+		reached = append(reached, level)
+		stuck := false
+		for i := range open {
+			stuck = stuck || res.Bottleneck[i]
+		}
+		for i, j := range open {
+			// Should the certificate name nobody (numerical trouble),
+			// freezing everyone still at the level ends the loop safely.
+			if res.Bottleneck[i] || !stuck {
+				frozen[j] = true
+				left--
+				prog.Constrain(terms[j], level-1e-9*math.Abs(level), math.Inf(1))
+			}
+		}
+		last = res.X
+	}
+	res, err := prog.Maximize(ctx, allocation.Sum(terms...))
+	switch {
+	case err == nil:
+		last = res.X
+	case ctx.Err() != nil:
+		return nil, nil, err
+	}
+	return reached, last, nil
+}
