@@ -484,3 +484,6 @@ func (p *Program) upperBounds(exprs []Expr) []float64 {
 	}
 	return ub
 }
+
+// Constant returns the expression c.
+func Constant(c float64) Expr { return Expr{constant: c} }

@@ -30,6 +30,11 @@
 // jobs to freeze are certified by the LP's duals (or by having reached their
 // own maximum), where Gavel's code solves a MILP per level.
 //
+// Hierarchical ("gavel.hierarchical") water-fills across tenants in
+// proportion to their weights, and within each tenant by job weight
+// ("fairness") or in arrival order ("fifo"), recomputing the per-job weights
+// as jobs freeze, as Gavel does.
+//
 // # Throughput, cost and makespan
 //
 // MaxThroughput ("gavel.max-throughput") maximizes Σ_j y_j in raw steps per

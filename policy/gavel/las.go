@@ -90,38 +90,14 @@ func (p *MaxMinFairness) check(jobs []*policy.Job) error {
 // LP's coefficients stay near 1 whatever the weights; t* is unit times the
 // LP's optimum.
 func (p *MaxMinFairness) program(c allocation.Cluster, jobs []*policy.Job) (*allocation.Program, []string, []allocation.Expr, float64) {
-	prog, ids, tput := newProgram(c, jobs, p.Solver, func(j *policy.Job, t allocation.Accelerator) float64 {
-		if x := j.Throughput[t]; !p.Agnostic || x == 0 {
-			return x
-		}
-		return 1
-	})
-	types := c.Types()
-	capacity := make([]float64, len(types))
-	var total float64
-	for k, t := range types {
-		capacity[k] = float64(c.GPUs(t))
-		total += capacity[k]
-	}
+	prog, ids, z := normalized(c, jobs, p.Agnostic, p.Solver)
 	var unit float64
 	for _, job := range jobs {
 		unit = max(unit, float64(job.GPUs)/job.EffectiveWeight())
 	}
 	terms := make([]allocation.Expr, len(jobs))
-	coef := make([]float64, len(types))
 	for j, job := range jobs {
-		prop := 1.0 // T^prop_j; 1 for the agnostic policy, as in Gavel
-		if !p.Agnostic {
-			prop = 0
-			for k := range types {
-				prop += tput[j][k] * capacity[k] / total
-			}
-		}
-		scale := float64(job.GPUs) / job.EffectiveWeight() / unit
-		for k := range types {
-			coef[k] = scale * (tput[j][k] / prop) // T_jk/T^prop_j ≤ ΣN/N_k: no overflow
-		}
-		terms[j] = prog.Linear(j, coef)
+		terms[j] = z[j].Scale(float64(job.GPUs) / job.EffectiveWeight() / unit)
 	}
 	return prog, ids, terms, unit
 }

@@ -63,6 +63,42 @@ func newProgram(c allocation.Cluster, jobs []*policy.Job, solver allocation.Solv
 	return prog, ids, t
 }
 
+// normalized builds the allocation program of jobs on c and each job's
+// normalized throughput z_j = y_j / T^prop_j, with T^prop_j = Σ_k T_jk N_k /
+// Σ_k N_k. When agnostic, T_jk is 1 on every type where the job can run and
+// T^prop_j is 1, as in Gavel.
+func normalized(c allocation.Cluster, jobs []*policy.Job, agnostic bool, solver allocation.Solver) (*allocation.Program, []string, []allocation.Expr) {
+	prog, ids, tput := newProgram(c, jobs, solver, func(j *policy.Job, t allocation.Accelerator) float64 {
+		if x := j.Throughput[t]; !agnostic || x == 0 {
+			return x
+		}
+		return 1
+	})
+	types := c.Types()
+	capacity := make([]float64, len(types))
+	var total float64
+	for k, t := range types {
+		capacity[k] = float64(c.GPUs(t))
+		total += capacity[k]
+	}
+	z := make([]allocation.Expr, len(jobs))
+	coef := make([]float64, len(types))
+	for j := range jobs {
+		prop := 1.0
+		if !agnostic {
+			prop = 0
+			for k := range types {
+				prop += tput[j][k] * capacity[k] / total
+			}
+		}
+		for k := range types {
+			coef[k] = tput[j][k] / prop // ≤ ΣN/N_k: no overflow
+		}
+		z[j] = prog.Linear(j, coef)
+	}
+	return prog, ids, z
+}
+
 // sortedJobs returns pointers to the jobs in ID order.
 func sortedJobs(jobs []policy.Job) []*policy.Job {
 	out := make([]*policy.Job, len(jobs))

@@ -1,0 +1,186 @@
+package gavel
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/policy"
+)
+
+func init() {
+	policy.Register("gavel.hierarchical",
+		"Gavel hierarchical max-min fairness: water-filling across weighted tenants, fairness or FIFO within each",
+		func(config []byte) (policy.Policy, error) {
+			p := &Hierarchical{}
+			if err := policy.DecodeConfig(config, p); err != nil {
+				return nil, err
+			}
+			return p, p.check()
+		})
+}
+
+// Hierarchical is Gavel's hierarchical (multi-level) fairness: tenants share
+// the cluster by water-filling in proportion to their weights, and each
+// tenant shares its part among its jobs either fairly, by job weight, or in
+// FIFO order.
+//
+// Following Gavel, each round of water-filling gives every unfrozen job j a
+// weight w_j from its tenant e of weight W_e: under "fairness",
+// w_j = W_e·p_j / Σ p_i over e's unfrozen jobs, p being the jobs' own
+// weights; under "fifo", the tenant's oldest unfrozen job (by arrival, then
+// ID) gets W_e and the others 0. With z_j = y_j/T^prop_j and levels L_j
+// (initially 0), it solves
+//
+//	maximize c  subject to  (s_j/w_j)(z_j − L_j) ≥ c  for unfrozen jobs with w_j > 0,
+//	                        z_j ≥ L_j for the other unfrozen jobs,  z_j ≥ F_j for frozen ones,
+//
+// raises L_j by c·w_j/s_j, and freezes at F_j = L_j the jobs that cannot
+// rise further (certified by the LP, see WaterFilling), until every job is
+// frozen. A final LP maximizes Σ_j s_j·z_j at the frozen levels. The
+// Decision's Objective is the first round's c.
+//
+// Jobs of a tenant not listed in Tenants, and jobs without a tenant, form
+// tenants of weight 1 under "fairness".
+type Hierarchical struct {
+	// Tenants maps a tenant name (Job.Tenant) to its weight and policy.
+	Tenants map[string]Tenant `json:"tenants,omitempty"`
+	// Agnostic treats every accelerator type on which a job can run as
+	// equally fast (see MaxMinFairness).
+	Agnostic bool `json:"agnostic,omitempty"`
+	// Solver selects the LP engine; the zero value is allocation.Auto.
+	Solver allocation.Solver `json:"solver,omitempty"`
+}
+
+// Tenant is one entity of Hierarchical.
+type Tenant struct {
+	// Weight is the tenant's share weight; zero means 1.
+	Weight float64 `json:"weight,omitempty"`
+	// Policy is "fairness" (the zero value) or "fifo".
+	Policy string `json:"policy,omitempty"`
+}
+
+// Name returns "gavel.hierarchical".
+func (p *Hierarchical) Name() string { return "gavel.hierarchical" }
+
+func (p *Hierarchical) check() error {
+	for name, t := range p.Tenants {
+		if math.IsNaN(t.Weight) || math.IsInf(t.Weight, 0) || t.Weight < 0 {
+			return fmt.Errorf("%w: %s: tenants[%s].weight: %v is not a finite non-negative number", policy.ErrInvalidConfig, p.Name(), name, t.Weight)
+		}
+		if t.Policy != "" && t.Policy != "fairness" && t.Policy != "fifo" {
+			return fmt.Errorf("%w: %s: tenants[%s].policy: %q (want fairness or fifo)", policy.ErrInvalidConfig, p.Name(), name, t.Policy)
+		}
+	}
+	return nil
+}
+
+// Allocate computes the hierarchical allocation for the snapshot's jobs.
+func (p *Hierarchical) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	jobs, err := prepare(ctx, p.Name(), s)
+	if err != nil || len(jobs) == 0 {
+		return empty(p.Name(), err)
+	}
+	n := len(jobs)
+	level := make([]float64, n)
+	frozen := make([]bool, n)
+	var first float64
+	var x [][]float64
+	for round := 0; slices.Contains(frozen, false); round++ {
+		w := p.weights(jobs, frozen)
+		prog, _, z := normalized(s.Cluster, jobs, p.Agnostic, p.Solver)
+		var open []int
+		var exprs []allocation.Expr
+		for j := range jobs {
+			switch {
+			case frozen[j]:
+				prog.Constrain(z[j], level[j]-1e-9*level[j], math.Inf(1))
+			case w[j] > 0:
+				// (s_j/w_j)(z_j − L_j), as an expression with a constant.
+				scale := float64(jobs[j].GPUs) / w[j]
+				open = append(open, j)
+				exprs = append(exprs, z[j].Plus(allocation.Constant(-level[j])).Scale(scale))
+			default:
+				prog.Constrain(z[j], level[j]-1e-9*level[j], math.Inf(1))
+			}
+		}
+		res, err := prog.MaximizeMin(ctx, exprs, allocation.Expr{})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.Name(), err)
+		}
+		c := max(res.Objective, 0)
+		if round == 0 {
+			first = c
+		}
+		stuck := slices.Contains(res.Bottleneck, true)
+		for i, j := range open {
+			level[j] += c * w[j] / float64(jobs[j].GPUs)
+			if res.Bottleneck[i] || !stuck { // see fill
+				frozen[j] = true
+			}
+		}
+		x = res.X
+	}
+	// Pin the allocation: the most GPU-weighted normalized throughput at the
+	// frozen levels.
+	prog, ids, z := normalized(s.Cluster, jobs, p.Agnostic, p.Solver)
+	sum := make([]allocation.Expr, n)
+	for j := range jobs {
+		prog.Constrain(z[j], level[j]-1e-9*level[j], math.Inf(1))
+		sum[j] = z[j].Scale(float64(jobs[j].GPUs))
+	}
+	if res, err := prog.Maximize(ctx, allocation.Sum(sum...)); err == nil {
+		x = res.X
+	} else if ctx.Err() != nil {
+		return nil, fmt.Errorf("%s: %w", p.Name(), err)
+	}
+	return &policy.Decision{Policy: p.Name(), Objective: first, Allocation: prog.Allocation(ids, x)}, nil
+}
+
+// weights returns this round's w_j for the unfrozen jobs (0 for frozen ones).
+func (p *Hierarchical) weights(jobs []*policy.Job, frozen []bool) []float64 {
+	w := make([]float64, len(jobs))
+	members := make(map[string][]int)
+	var tenants []string
+	for j, job := range jobs {
+		if frozen[j] {
+			continue
+		}
+		if _, ok := members[job.Tenant]; !ok {
+			tenants = append(tenants, job.Tenant)
+		}
+		members[job.Tenant] = append(members[job.Tenant], j)
+	}
+	for _, name := range tenants {
+		t := p.Tenants[name]
+		weight := t.Weight
+		if weight == 0 {
+			weight = 1
+		}
+		js := members[name]
+		if t.Policy == "fifo" {
+			oldest := slices.MinFunc(js, func(a, b int) int {
+				if c := cmp.Compare(jobs[a].Arrival, jobs[b].Arrival); c != 0 {
+					return c
+				}
+				return cmp.Compare(jobs[a].ID, jobs[b].ID)
+			})
+			w[oldest] = weight
+			continue
+		}
+		var total float64
+		for _, j := range js {
+			total += jobs[j].EffectiveWeight()
+		}
+		for _, j := range js {
+			w[j] = weight * jobs[j].EffectiveWeight() / total
+		}
+	}
+	return w
+}
