@@ -30,7 +30,7 @@ func ExampleProgram() {
 		return
 	}
 	fmt.Printf("objective %.4f\n", res.Objective)
-	a := p.Allocation([]string{"A", "B"}, res.X)
+	a := p.Allocation([]string{"A", "B"}, res)
 	for _, id := range a.IDs() {
 		g := a[id]
 		fmt.Printf("%s: k80 %.3f, v100 %.3f\n", id, g.Shares["k80"], g.Shares["v100"])

@@ -89,6 +89,16 @@ func (e Expr) Scale(a float64) Expr {
 	return Expr{terms: terms, constant: a * e.constant}
 }
 
+// Div returns e/d. Dividing each coefficient, rather than scaling by 1/d,
+// keeps e/d finite when d is so small that 1/d overflows.
+func (e Expr) Div(d float64) Expr {
+	terms := make([]lp.Term, len(e.terms))
+	for i, t := range e.terms {
+		terms[i] = lp.Term{Var: t.Var, Coef: t.Coef / d}
+	}
+	return Expr{terms: terms, constant: e.constant / d}
+}
+
 // Sum returns the sum of exprs.
 func Sum(exprs ...Expr) Expr {
 	var n int
@@ -120,14 +130,29 @@ type Program struct {
 	gpus     []int
 	tput     [][]float64
 	x        [][]int // x[j][k] is the LP variable of X_jk, or -1
+	pairs    []Pair
+	px       [][]int // px[c][k] is the LP variable of pair c's share of type k, or -1
+	owner    []varRef // built by Eval: what each variable of the base program is
 	prob     lp.Problem
+}
+
+// Pair declares two jobs, by index, that may share GPUs (space sharing):
+// while co-located on type k, job A runs at ThroughputA[k] and job B at
+// ThroughputB[k]. Both jobs must need the same number of GPUs; the pair then
+// holds that many GPUs, once.
+type Pair struct {
+	A, B                     int
+	ThroughputA, ThroughputB []float64
 }
 
 // NewProgram returns the allocation LP for len(gpus) jobs on cluster c. Job j
 // needs gpus[j] GPUs at once and has throughput tput[j][k] on type
-// c.Types()[k]. It panics if the lengths disagree, a programming error;
-// callers validate user data first.
-func NewProgram(c Cluster, gpus []int, tput [][]float64) *Program {
+// c.Types()[k]. Each pair adds variables P_ck for the time the pair shares
+// GPUs of type k, where both members' co-located throughputs are positive;
+// a pair counts once against capacity and against both jobs' time.
+// NewProgram panics if the lengths disagree or a pair joins jobs of unequal
+// GPU counts, programming errors; callers validate user data first.
+func NewProgram(c Cluster, gpus []int, tput [][]float64, pairs ...Pair) *Program {
 	types := c.Types()
 	if len(tput) != len(gpus) {
 		panic("allocation: NewProgram: len(tput) != len(gpus)")
@@ -136,7 +161,8 @@ func NewProgram(c Cluster, gpus []int, tput [][]float64) *Program {
 	for k, t := range types {
 		capacity[k] = float64(c.GPUs(t))
 	}
-	p := &Program{types: types, capacity: capacity, gpus: gpus, tput: tput, x: make([][]int, len(gpus))}
+	p := &Program{types: types, capacity: capacity, gpus: gpus, tput: tput, x: make([][]int, len(gpus)),
+		pairs: pairs, px: make([][]int, len(pairs))}
 	n, nk := len(gpus), len(types)
 	p.prob.Grow(n*nk+1, n+nk+n, 3*n*nk+n)
 	for j := range gpus {
@@ -151,12 +177,34 @@ func NewProgram(c Cluster, gpus []int, tput [][]float64) *Program {
 			}
 		}
 	}
+	partners := make([][]int, n) // pairs each job belongs to
+	for c, pr := range pairs {
+		if gpus[pr.A] != gpus[pr.B] || pr.A == pr.B || len(pr.ThroughputA) != nk || len(pr.ThroughputB) != nk {
+			panic("allocation: NewProgram: a pair needs two distinct jobs of equal GPU counts and a throughput per type")
+		}
+		p.px[c] = make([]int, nk)
+		for k := range types {
+			p.px[c][k] = -1
+			if pr.ThroughputA[k] > 0 && pr.ThroughputB[k] > 0 && gpus[pr.A] > 0 && float64(gpus[pr.A]) <= capacity[k] {
+				p.px[c][k] = p.prob.AddVar(0, 1, 0)
+			}
+		}
+		partners[pr.A] = append(partners[pr.A], c)
+		partners[pr.B] = append(partners[pr.B], c)
+	}
 	row := make([]lp.Term, 0, max(nk, n))
 	for j := range gpus {
 		row = row[:0]
 		for k := range types {
 			if v := p.x[j][k]; v >= 0 {
 				row = append(row, lp.Term{Var: v, Coef: 1})
+			}
+		}
+		for _, c := range partners[j] {
+			for _, v := range p.px[c] {
+				if v >= 0 {
+					row = append(row, lp.Term{Var: v, Coef: 1})
+				}
 			}
 		}
 		if len(row) > 1 { // a single variable is already bounded by 1
@@ -168,6 +216,11 @@ func NewProgram(c Cluster, gpus []int, tput [][]float64) *Program {
 		for j := range gpus {
 			if v := p.x[j][k]; v >= 0 {
 				row = append(row, lp.Term{Var: v, Coef: float64(gpus[j])})
+			}
+		}
+		for c, pr := range pairs {
+			if v := p.px[c][k]; v >= 0 {
+				row = append(row, lp.Term{Var: v, Coef: float64(gpus[pr.A])})
 			}
 		}
 		p.prob.AddRow(-lp.Inf, capacity[k], row...)
@@ -203,10 +256,64 @@ func (p *Program) Linear(j int, coef []float64) Expr {
 	return e
 }
 
-// Throughput returns job j's effective throughput y_j = Σ_k T_jk X_jk.
-func (p *Program) Throughput(j int) Expr { return p.Linear(j, p.tput[j]) }
+// Throughput returns job j's effective throughput, alone and in its pairs:
+// y_j = Σ_k T_jk X_jk + Σ_{pairs c ∋ j} Σ_k T^c_jk P_ck.
+func (p *Program) Throughput(j int) Expr {
+	e := p.Linear(j, p.tput[j])
+	for c, pr := range p.pairs {
+		t := pr.ThroughputA
+		switch j {
+		case pr.A:
+		case pr.B:
+			t = pr.ThroughputB
+		default:
+			continue
+		}
+		for k, v := range p.px[c] {
+			if v >= 0 {
+				e.terms = append(e.terms, lp.Term{Var: v, Coef: t[k]})
+			}
+		}
+	}
+	return e
+}
 
-// Time returns Σ_k X_jk, the fraction of time job j runs.
+// Eval returns the value of e at the result r of this program. It is not
+// safe for concurrent use with other calls of Eval on the same Program.
+func (p *Program) Eval(e Expr, r *Result) float64 {
+	if p.owner == nil {
+		p.owner = make([]varRef, p.prob.NumVars())
+		for j, row := range p.x {
+			for k, v := range row {
+				if v >= 0 {
+					p.owner[v] = varRef{pair: -1, row: j, k: k}
+				}
+			}
+		}
+		for c, row := range p.px {
+			for k, v := range row {
+				if v >= 0 {
+					p.owner[v] = varRef{pair: c, row: c, k: k}
+				}
+			}
+		}
+	}
+	v := e.constant
+	for _, t := range e.terms {
+		o := p.owner[t.Var]
+		switch {
+		case o.pair < 0:
+			v += t.Coef * r.X[o.row][o.k]
+		case o.row < len(r.Pairs): // a hand-built Result may have no pairs
+			v += t.Coef * r.Pairs[o.row][o.k]
+		}
+	}
+	return v
+}
+
+type varRef struct{ pair, row, k int }
+
+// Time returns Σ_k X_jk, the fraction of time job j runs alone.
 func (p *Program) Time(j int) Expr {
 	ones := make([]float64, len(p.types))
 	for k := range ones {
@@ -231,6 +338,9 @@ type Result struct {
 	// a job's throughput differs widely across types even a tiny share can
 	// be what lifts the job to t*.
 	X [][]float64
+	// Pairs holds each pair's shares P_ck, one row per Pair given to
+	// NewProgram, cleaned like X.
+	Pairs [][]float64
 	// Engine names the LP engine that solved the program.
 	Engine string
 	// Bottleneck, set by MaximizeMin, reports for each expression whether
@@ -266,7 +376,8 @@ func (p *Program) optimize(ctx context.Context, sense lp.Sense, e Expr) (*Result
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Objective: sol.Objective + e.constant, X: p.matrix(sol.X), Engine: sol.Engine}, nil
+	x, pairs := p.matrix(sol.X)
+	return &Result{Objective: sol.Objective + e.constant, X: x, Pairs: pairs, Engine: sol.Engine}, nil
 }
 
 // MaximizeMin solves the max-min program
@@ -301,7 +412,8 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Objective: sol.Objective, X: p.matrix(sol.X), Engine: sol.Engine,
+	x, pairs := p.matrix(sol.X)
+	res := &Result{Objective: sol.Objective, X: x, Pairs: pairs, Engine: sol.Engine,
 		Bottleneck: make([]bool, len(exprs))}
 	// Raising e_i's requirement above t* lowers the optimum when its row's
 	// dual is nonzero; an expression already at its own upper bound cannot
@@ -324,7 +436,7 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 	sol2, err := eng.Solve(ctx, prob)
 	switch {
 	case err == nil:
-		res.X = p.matrix(sol2.X)
+		res.X, res.Pairs = p.matrix(sol2.X)
 	case ctx.Err() != nil:
 		return nil, err
 	case errors.Is(err, lp.ErrInfeasible), errors.Is(err, lp.ErrNumerical):
@@ -335,34 +447,67 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 	return res, nil
 }
 
-// matrix extracts X from an LP solution, clamped and cleaned.
-func (p *Program) matrix(sol []float64) [][]float64 {
-	nk := len(p.types)
-	flat := make([]float64, len(p.gpus)*nk)
-	x := make([][]float64, len(p.gpus))
+// matrix extracts X and the pair shares from an LP solution: clamped into
+// [0,1], each job's time (alone and in pairs) scaled to at most 1, and any
+// type left over capacity by the engine's tolerance shrunk to fit.
+func (p *Program) matrix(sol []float64) (x, pairs [][]float64) {
+	extract := func(vars [][]int) [][]float64 {
+		nk := len(p.types)
+		flat := make([]float64, len(vars)*nk)
+		out := make([][]float64, len(vars))
+		for i, row := range vars {
+			out[i] = flat[i*nk : (i+1)*nk : (i+1)*nk]
+			for k, v := range row {
+				if v >= 0 {
+					out[i][k] = min(max(sol[v], 0), 1)
+				}
+			}
+		}
+		return out
+	}
+	x, pairs = extract(p.x), extract(p.px)
+	partners := make([][]int, len(x))
+	for c, pr := range p.pairs {
+		partners[pr.A] = append(partners[pr.A], c)
+		partners[pr.B] = append(partners[pr.B], c)
+	}
+	busy := func(j int) float64 {
+		var b float64
+		for _, v := range x[j] {
+			b += v
+		}
+		for _, c := range partners[j] {
+			for _, v := range pairs[c] {
+				b += v
+			}
+		}
+		return b
+	}
 	for j := range x {
-		row := flat[j*nk : (j+1)*nk : (j+1)*nk]
-		var sum float64
-		for k := range nk {
-			if v := p.x[j][k]; v >= 0 {
-				row[k] = min(max(sol[v], 0), 1)
-				sum += row[k]
-			}
+		b := busy(j)
+		if b <= 1 {
+			continue
 		}
-		if sum > 1 {
+		scale := func(row []float64) {
 			for k := range row {
-				row[k] /= sum
-			}
-			sum = 0
-			for _, v := range row {
-				sum += v
+				row[k] /= b
 			}
 		}
-		if sum > 1 { // division can leave the sum an ulp above 1
-			k := slices.Index(row, slices.Max(row))
-			row[k] -= sum - 1
+		scale(x[j])
+		for _, c := range partners[j] {
+			scale(pairs[c])
 		}
-		x[j] = row
+		// Division can leave the sum an ulp above 1: take it from the
+		// largest entry.
+		if excess := busy(j) - 1; excess > 0 {
+			row := x[j]
+			for _, c := range partners[j] {
+				if slices.Max(pairs[c]) > slices.Max(row) {
+					row = pairs[c]
+				}
+			}
+			row[slices.Index(row, slices.Max(row))] -= excess
+		}
 	}
 	// Engines meet rows only within their tolerance, which after CLP's
 	// scaling can leave a type over capacity by ~1e-6 relative. Shrinking
@@ -372,32 +517,59 @@ func (p *Program) matrix(sol []float64) [][]float64 {
 		for j := range x {
 			used += float64(p.gpus[j]) * x[j][k]
 		}
+		for c, pr := range p.pairs {
+			used += float64(p.gpus[pr.A]) * pairs[c][k]
+		}
 		if used > n {
 			f := n / used
 			for j := range x {
 				x[j][k] *= f
 			}
-		}
-	}
-	return x
-}
-
-// Allocation turns a matrix X from this program into an Allocation keyed by
-// ids (one per job, in program order). Every job gets a Grant, with its GPU
-// count, even if its row is all zero.
-func (p *Program) Allocation(ids []string, x [][]float64) Allocation {
-	a := make(Allocation, len(ids))
-	for j, id := range ids {
-		g := Grant{GPUs: p.gpus[j]}
-		for k, t := range p.types {
-			if x[j][k] > 0 {
-				if g.Shares == nil {
-					g.Shares = make(map[Accelerator]float64)
-				}
-				g.Shares[t] = x[j][k]
+			for c := range pairs {
+				pairs[c][k] *= f
 			}
 		}
-		a[id] = g
+	}
+	return x, pairs
+}
+
+// Allocation turns a result of this program into an Allocation keyed by ids
+// (one per job, in program order). Every job gets a Grant, with its GPU
+// count, even if it gets no time; pair shares appear in both members'
+// Grant.Pairs. A Result built by hand needs only X; nil Pairs means none.
+func (p *Program) Allocation(ids []string, r *Result) Allocation {
+	a := make(Allocation, len(ids))
+	shares := func(row []float64) map[Accelerator]float64 {
+		var m map[Accelerator]float64
+		for k, t := range p.types {
+			if row[k] > 0 {
+				if m == nil {
+					m = make(map[Accelerator]float64)
+				}
+				m[t] = row[k]
+			}
+		}
+		return m
+	}
+	for j, id := range ids {
+		a[id] = Grant{GPUs: p.gpus[j], Shares: shares(r.X[j])}
+	}
+	for c, pr := range p.pairs {
+		if c >= len(r.Pairs) {
+			break
+		}
+		m := shares(r.Pairs[c])
+		if m == nil {
+			continue
+		}
+		for _, e := range [][2]int{{pr.A, pr.B}, {pr.B, pr.A}} {
+			g := a[ids[e[0]]]
+			if g.Pairs == nil {
+				g.Pairs = make(map[string]map[Accelerator]float64)
+			}
+			g.Pairs[ids[e[1]]] = m
+			a[ids[e[0]]] = g
+		}
 	}
 	return a
 }

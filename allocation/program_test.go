@@ -486,7 +486,7 @@ func TestProgramAllocation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := p.Allocation([]string{"a", "b", "c"}, res.X)
+		a := p.Allocation([]string{"a", "b", "c"}, res)
 		want := allocation.Allocation{
 			"a": {GPUs: 1, Shares: shares{"v100": 1}},
 			"b": {GPUs: 1, Shares: shares{"k80": 1}},
@@ -501,7 +501,7 @@ func TestProgramAllocation(t *testing.T) {
 	})
 	t.Run("hand matrix", func(t *testing.T) {
 		p := gavelProgram(allocation.PureGo)
-		a := p.Allocation([]string{"x", "y"}, [][]float64{{0.25, 0}, {0, 0}})
+		a := p.Allocation([]string{"x", "y"}, &allocation.Result{X: [][]float64{{0.25, 0}, {0, 0}}})
 		want := allocation.Allocation{"x": {GPUs: 1, Shares: shares{"k80": 0.25}}, "y": {GPUs: 1}}
 		if diff := cmp.Diff(want, a); diff != "" {
 			t.Errorf("Allocation mismatch (-want +got):\n%s", diff)
@@ -742,7 +742,7 @@ func TestProgramRandomMaxMin(t *testing.T) {
 				for j := range ids {
 					ids[j] = fmt.Sprintf("job%02d", j)
 				}
-				if err := p.Allocation(ids, res.X).Validate(rc.c); err != nil {
+				if err := p.Allocation(ids, res).Validate(rc.c); err != nil {
 					t.Errorf("%v: Validate: %v", s, err)
 				}
 				if !(res.Objective > 0) {

@@ -37,7 +37,7 @@ func BenchmarkLAS(b *testing.B) {
 						b.Fatal(err)
 					}
 					t2 := time.Now()
-					_ = prog.Allocation(ids, res.X)
+					_ = prog.Allocation(ids, res)
 					build, solve, extract = build+t1.Sub(t0), solve+t2.Sub(t1), extract+time.Since(t2)
 				}
 				ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 / float64(b.N) }

@@ -54,6 +54,17 @@
 // relative. Its isolated-time account is policy state, kept in an exported,
 // JSON-serializable FTFState.
 //
+// # Space sharing
+//
+// With SpaceSharing ("gavel.las-ss", "gavel.makespan-ss", "gavel.ftf-ss"),
+// two jobs of equal GPU count that list each other in Job.Colocated may share
+// GPUs: the pair gets its own share P_ck of type k, counted once against
+// capacity and against both jobs' time, during which each runs at its
+// co-located throughput (normalized by its own T^prop). Jobs without pair
+// data are not paired; unequal GPU counts are an error. The program has
+// O(pairs) variables, so only the pairs a scheduler lists cost anything, not
+// all n² of Gavel's formulation.
+//
 // # Where this implementation differs from Gavel's code
 //
 // The max-min optimum pins only the bottleneck jobs; Gavel returns whatever

@@ -11,20 +11,24 @@ import (
 func init() {
 	policy.Register("gavel.ftf",
 		"Gavel finish-time fairness, heterogeneity-aware: minimizes the largest ratio of shared to isolated finish time",
-		ftfFactory(false))
+		ftfFactory(false, false))
 	policy.Register("gavel.ftf-agnostic",
 		"Gavel finish-time fairness, heterogeneity-agnostic baseline: every type as fast as the job's fastest",
-		ftfFactory(true))
+		ftfFactory(true, false))
+	policy.Register("gavel.ftf-ss",
+		"Gavel finish-time fairness with space sharing: pairs of jobs may share GPUs",
+		ftfFactory(false, true))
 }
 
-func ftfFactory(agnostic bool) policy.Factory {
+func ftfFactory(agnostic, ss bool) policy.Factory {
 	return func(config []byte) (policy.Policy, error) {
 		p := &FinishTimeFairness{}
 		if err := policy.DecodeConfig(config, p); err != nil {
 			return nil, err
 		}
 		p.Agnostic = p.Agnostic || agnostic
-		return p, nil
+		p.SpaceSharing = p.SpaceSharing || ss
+		return p, checkVariant(p.Name(), p.Agnostic, p.SpaceSharing)
 	}
 }
 
@@ -59,6 +63,9 @@ func ftfFactory(agnostic bool) policy.Factory {
 // feasible allocation here.
 type FinishTimeFairness struct {
 	Agnostic bool `json:"agnostic,omitempty"`
+	// SpaceSharing lets pairs of jobs share GPUs, as in MaxMinFairness
+	// ("gavel.ftf-ss"); the isolated share stays unpaired.
+	SpaceSharing bool `json:"space_sharing,omitempty"`
 	// Solver selects the LP engine; the zero value is allocation.Auto.
 	Solver allocation.Solver `json:"solver,omitempty"`
 	// State is the isolated-time account, updated by Allocate.
@@ -82,12 +89,9 @@ type IsolatedAccount struct {
 	Rate      float64 `json:"rate"`
 }
 
-// Name returns "gavel.ftf" or "gavel.ftf-agnostic".
+// Name returns "gavel.ftf", "gavel.ftf-agnostic" or "gavel.ftf-ss".
 func (p *FinishTimeFairness) Name() string {
-	if p.Agnostic {
-		return "gavel.ftf-agnostic"
-	}
-	return "gavel.ftf"
+	return variant("gavel.ftf", p.Agnostic, p.SpaceSharing)
 }
 
 // Allocate minimizes the largest finish-time fairness ratio and updates
@@ -103,15 +107,16 @@ func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (
 				policy.ErrInvalidSnapshot, j.ID, p.Name())
 		}
 	}
-	prog, ids, tput := newProgram(s.Cluster, jobs, p.Solver, func(j *policy.Job, t allocation.Accelerator) float64 {
-		x := j.Throughput[t]
-		if p.Agnostic && x > 0 {
-			for _, y := range j.Throughput {
-				x = max(x, y)
-			}
+	if err := checkVariant(p.Name(), p.Agnostic, p.SpaceSharing); err != nil {
+		return nil, err
+	}
+	var pp []allocation.Pair
+	if p.SpaceSharing {
+		if pp, err = pairs(s.Cluster, jobs); err != nil {
+			return nil, err
 		}
-		return x
-	})
+	}
+	prog, ids, tput := newProgram(s.Cluster, jobs, p.Solver, bestIfAgnostic(p.Agnostic), pp...)
 	iso, isoX := isolated(s.Cluster, prog, tput)
 	p.account(jobs, iso)
 	if len(jobs) == 0 {
@@ -130,7 +135,7 @@ func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (
 	}
 	d := &policy.Decision{Policy: p.Name()}
 	if len(active) == 0 {
-		d.Allocation = prog.Allocation(ids, zeros(len(ids), len(tput[0])))
+		d.Allocation = prog.Allocation(ids, &allocation.Result{X: zeros(len(ids), len(tput[0]))})
 		return d, nil
 	}
 
@@ -141,15 +146,20 @@ func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (
 		lo = max(lo, a.age/a.isolated)
 		hi = max(hi, (a.age+a.remaining/iso[a.j])/a.isolated)
 	}
+	y := make([]allocation.Expr, len(jobs))
+	for _, a := range active {
+		y[a.j] = prog.Throughput(a.j)
+	}
+	ratio := func(r *allocation.Result) float64 { return maxRatio(prog, active, y, r) }
 	// solve returns an allocation meeting ρ, or nil if the LP finds none.
-	solve := func(rho float64, tieBreak bool) ([][]float64, error) {
+	solve := func(rho float64, tieBreak bool) (*allocation.Result, error) {
 		terms := make([]allocation.Expr, len(active))
 		for i, a := range active {
 			slack := rho*a.isolated - a.age // y_j ≥ R_j/slack ⇔ y_j·slack/R_j ≥ 1
 			if slack <= 0 {
 				return nil, nil
 			}
-			terms[i] = prog.Throughput(a.j).Scale(slack / a.remaining)
+			terms[i] = y[a.j].Scale(slack / a.remaining)
 		}
 		var tb allocation.Expr
 		if tieBreak {
@@ -159,9 +169,9 @@ func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (
 		if err != nil || res.Objective < 1-1e-9 {
 			return nil, err
 		}
-		return res.X, nil
+		return res, nil
 	}
-	best := isoX // the isolated allocation meets hi
+	best := &allocation.Result{X: isoX} // the isolated allocation meets hi
 	for range 100 {
 		if hi-lo <= 1e-9*hi {
 			break
@@ -176,7 +186,7 @@ func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (
 			continue
 		}
 		// The solution may do better than mid: its own ρ bounds ρ*.
-		best, hi = x, min(mid, maxRatio(active, tput, x))
+		best, hi = x, min(mid, ratio(x))
 	}
 	// Pin the allocation at ρ* canonically; if the LP's tolerance makes that
 	// solve miss, keep the best allocation the search found.
@@ -185,7 +195,7 @@ func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (
 	} else if x != nil {
 		best = x
 	}
-	d.Objective = maxRatio(active, tput, best)
+	d.Objective = ratio(best)
 	d.Allocation = prog.Allocation(ids, best)
 	return d, nil
 }
@@ -195,15 +205,11 @@ type ftfJob struct {
 	age, remaining, isolated float64
 }
 
-// maxRatio returns max_j ρ_j(X).
-func maxRatio(active []ftfJob, tput, x [][]float64) float64 {
+// maxRatio returns max_j ρ_j of result r, y holding the jobs' throughputs.
+func maxRatio(prog *allocation.Program, active []ftfJob, y []allocation.Expr, r *allocation.Result) float64 {
 	var worst float64
 	for _, a := range active {
-		var y float64
-		for k, v := range x[a.j] {
-			y += tput[a.j][k] * v
-		}
-		worst = max(worst, (a.age+a.remaining/y)/a.isolated)
+		worst = max(worst, (a.age+a.remaining/prog.Eval(y[a.j], r))/a.isolated)
 	}
 	return worst
 }

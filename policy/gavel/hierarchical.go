@@ -91,7 +91,7 @@ func (p *Hierarchical) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 	level := make([]float64, n)
 	frozen := make([]bool, n)
 	var first float64
-	var x [][]float64
+	var x *allocation.Result
 	for round := 0; slices.Contains(frozen, false); round++ {
 		w := p.weights(jobs, frozen)
 		prog, _, z := normalized(s.Cluster, jobs, p.Agnostic, p.Solver)
@@ -125,7 +125,7 @@ func (p *Hierarchical) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 				frozen[j] = true
 			}
 		}
-		x = res.X
+		x = res
 	}
 	// Pin the allocation: the most GPU-weighted normalized throughput at the
 	// frozen levels.
@@ -136,7 +136,7 @@ func (p *Hierarchical) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 		sum[j] = z[j].Scale(float64(jobs[j].GPUs))
 	}
 	if res, err := prog.Maximize(ctx, allocation.Sum(sum...)); err == nil {
-		x = res.X
+		x = res
 	} else if ctx.Err() != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}

@@ -16,6 +16,10 @@ type MaxMinFairness struct {
 	// Agnostic treats every accelerator type on which a job can run as
 	// equally fast: the heterogeneity-agnostic baseline.
 	Agnostic bool `json:"agnostic,omitempty"`
+	// SpaceSharing lets pairs of jobs that list each other in
+	// Job.Colocated share GPUs, with the throughputs given there
+	// ("gavel.las-ss"). It needs real throughputs, so not Agnostic.
+	SpaceSharing bool `json:"space_sharing,omitempty"`
 	// Solver selects the LP engine; the zero value is allocation.Auto.
 	Solver allocation.Solver `json:"solver,omitempty"`
 }
@@ -23,30 +27,29 @@ type MaxMinFairness struct {
 func init() {
 	policy.Register("gavel.las",
 		"Gavel max-min fairness (LAS), heterogeneity-aware: equalizes normalized throughput",
-		factory(false))
+		factory(false, false))
 	policy.Register("gavel.las-agnostic",
 		"Gavel max-min fairness (LAS), heterogeneity-agnostic baseline: equalizes GPU time",
-		factory(true))
+		factory(true, false))
+	policy.Register("gavel.las-ss",
+		"Gavel max-min fairness (LAS) with space sharing: pairs of jobs may share GPUs",
+		factory(false, true))
 }
 
-func factory(agnostic bool) policy.Factory {
+func factory(agnostic, ss bool) policy.Factory {
 	return func(config []byte) (policy.Policy, error) {
 		p := &MaxMinFairness{}
 		if err := policy.DecodeConfig(config, p); err != nil {
 			return nil, err
 		}
 		p.Agnostic = p.Agnostic || agnostic
-		return p, nil
+		p.SpaceSharing = p.SpaceSharing || ss
+		return p, checkVariant(p.Name(), p.Agnostic, p.SpaceSharing)
 	}
 }
 
-// Name returns "gavel.las" or, when Agnostic, "gavel.las-agnostic".
-func (p *MaxMinFairness) Name() string {
-	if p.Agnostic {
-		return "gavel.las-agnostic"
-	}
-	return "gavel.las"
-}
+// Name returns "gavel.las", "gavel.las-agnostic" or "gavel.las-ss".
+func (p *MaxMinFairness) Name() string { return variant("gavel.las", p.Agnostic, p.SpaceSharing) }
 
 // Allocate solves the max-min program for the snapshot's jobs. Every job
 // gets a Grant with its GPU count; the Decision's Objective is t*.
@@ -58,7 +61,16 @@ func (p *MaxMinFairness) Allocate(ctx context.Context, s *policy.Snapshot) (*pol
 	if err := p.check(jobs); err != nil {
 		return nil, err
 	}
-	prog, ids, terms, unit := p.program(s.Cluster, jobs)
+	if err := checkVariant(p.Name(), p.Agnostic, p.SpaceSharing); err != nil {
+		return nil, err
+	}
+	var pp []allocation.Pair
+	if p.SpaceSharing {
+		if pp, err = pairs(s.Cluster, jobs); err != nil {
+			return nil, err
+		}
+	}
+	prog, ids, terms, unit := p.program(s.Cluster, jobs, pp...)
 	res, err := prog.MaximizeMin(ctx, terms, allocation.Sum(terms...))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
@@ -69,7 +81,7 @@ func (p *MaxMinFairness) Allocate(ctx context.Context, s *policy.Snapshot) (*pol
 	return &policy.Decision{
 		Policy:     p.Name(),
 		Objective:  res.Objective * unit,
-		Allocation: prog.Allocation(ids, res.X),
+		Allocation: prog.Allocation(ids, res),
 	}, nil
 }
 
@@ -89,8 +101,8 @@ func (p *MaxMinFairness) check(jobs []*policy.Job) error {
 // in the order of jobs (ID order). Terms are divided by unit = max_j s_j/w_j, so that the
 // LP's coefficients stay near 1 whatever the weights; t* is unit times the
 // LP's optimum.
-func (p *MaxMinFairness) program(c allocation.Cluster, jobs []*policy.Job) (*allocation.Program, []string, []allocation.Expr, float64) {
-	prog, ids, z := normalized(c, jobs, p.Agnostic, p.Solver)
+func (p *MaxMinFairness) program(c allocation.Cluster, jobs []*policy.Job, pairs ...allocation.Pair) (*allocation.Program, []string, []allocation.Expr, float64) {
+	prog, ids, z := normalized(c, jobs, p.Agnostic, p.Solver, pairs...)
 	var unit float64
 	for _, job := range jobs {
 		unit = max(unit, float64(job.GPUs)/job.EffectiveWeight())

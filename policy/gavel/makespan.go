@@ -11,20 +11,24 @@ import (
 func init() {
 	policy.Register("gavel.makespan",
 		"Gavel minimum makespan, heterogeneity-aware: finishes the last job as early as possible",
-		makespanFactory(false))
+		makespanFactory(false, false))
 	policy.Register("gavel.makespan-agnostic",
 		"Gavel minimum makespan, heterogeneity-agnostic baseline: every type as fast as the job's fastest",
-		makespanFactory(true))
+		makespanFactory(true, false))
+	policy.Register("gavel.makespan-ss",
+		"Gavel minimum makespan with space sharing: pairs of jobs may share GPUs",
+		makespanFactory(false, true))
 }
 
-func makespanFactory(agnostic bool) policy.Factory {
+func makespanFactory(agnostic, ss bool) policy.Factory {
 	return func(config []byte) (policy.Policy, error) {
 		p := &Makespan{}
 		if err := policy.DecodeConfig(config, p); err != nil {
 			return nil, err
 		}
 		p.Agnostic = p.Agnostic || agnostic
-		return p, nil
+		p.SpaceSharing = p.SpaceSharing || ss
+		return p, checkVariant(p.Name(), p.Agnostic, p.SpaceSharing)
 	}
 }
 
@@ -43,17 +47,16 @@ func makespanFactory(agnostic bool) policy.Factory {
 // to be its best one: Gavel's agnostic baseline assumes every GPU is a V100.
 type Makespan struct {
 	Agnostic bool `json:"agnostic,omitempty"`
+	// SpaceSharing lets pairs of jobs share GPUs, as in MaxMinFairness
+	// ("gavel.makespan-ss").
+	SpaceSharing bool `json:"space_sharing,omitempty"`
 	// Solver selects the LP engine; the zero value is allocation.Auto.
 	Solver allocation.Solver `json:"solver,omitempty"`
 }
 
-// Name returns "gavel.makespan" or "gavel.makespan-agnostic".
-func (p *Makespan) Name() string {
-	if p.Agnostic {
-		return "gavel.makespan-agnostic"
-	}
-	return "gavel.makespan"
-}
+// Name returns "gavel.makespan", "gavel.makespan-agnostic" or
+// "gavel.makespan-ss".
+func (p *Makespan) Name() string { return variant("gavel.makespan", p.Agnostic, p.SpaceSharing) }
 
 // Allocate solves the program for the snapshot's jobs.
 func (p *Makespan) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
@@ -67,34 +70,29 @@ func (p *Makespan) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.De
 				policy.ErrInvalidSnapshot, j.ID, p.Name())
 		}
 	}
-	prog, ids, tput := newProgram(s.Cluster, jobs, p.Solver, func(j *policy.Job, t allocation.Accelerator) float64 {
-		x := j.Throughput[t]
-		if p.Agnostic && x > 0 {
-			for _, y := range j.Throughput {
-				x = max(x, y)
-			}
+	if err := checkVariant(p.Name(), p.Agnostic, p.SpaceSharing); err != nil {
+		return nil, err
+	}
+	var pp []allocation.Pair
+	if p.SpaceSharing {
+		if pp, err = pairs(s.Cluster, jobs); err != nil {
+			return nil, err
 		}
-		return x
-	})
+	}
+	prog, ids, _ := newProgram(s.Cluster, jobs, p.Solver, bestIfAgnostic(p.Agnostic), pp...)
 	var terms []allocation.Expr
-	coef := make([]float64, len(s.Cluster.Types()))
 	for j, job := range jobs {
-		remaining := job.StepsTotal - job.StepsDone
-		if remaining <= 0 {
-			continue
+		if remaining := job.StepsTotal - job.StepsDone; remaining > 0 {
+			terms = append(terms, prog.Throughput(j).Div(remaining))
 		}
-		for k := range coef {
-			coef[k] = tput[j][k] / remaining
-		}
-		terms = append(terms, prog.Linear(j, coef))
 	}
 	d := &policy.Decision{Policy: p.Name()}
 	if len(terms) == 0 { // every job is done
 		zero := make([][]float64, len(ids))
 		for j := range zero {
-			zero[j] = make([]float64, len(coef))
+			zero[j] = make([]float64, len(prog.Types()))
 		}
-		d.Allocation = prog.Allocation(ids, zero)
+		d.Allocation = prog.Allocation(ids, &allocation.Result{X: zero})
 		return d, nil
 	}
 	res, err := prog.MaximizeMin(ctx, terms, allocation.Sum(terms...))
@@ -102,6 +100,21 @@ func (p *Makespan) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.De
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}
 	d.Objective = 1 / res.Objective
-	d.Allocation = prog.Allocation(ids, res.X)
+	d.Allocation = prog.Allocation(ids, res)
 	return d, nil
+}
+
+// bestIfAgnostic returns the throughput a policy sees: the job's own, or,
+// when agnostic, its best on every type where it can run (Gavel's agnostic
+// baselines take every GPU to be a V100).
+func bestIfAgnostic(agnostic bool) func(*policy.Job, allocation.Accelerator) float64 {
+	return func(j *policy.Job, t allocation.Accelerator) float64 {
+		x := j.Throughput[t]
+		if agnostic && x > 0 {
+			for _, y := range j.Throughput {
+				x = max(x, y)
+			}
+		}
+		return x
+	}
 }

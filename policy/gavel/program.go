@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/dlsched/dlsched/allocation"
@@ -46,7 +47,7 @@ func empty(name string, err error) (*policy.Decision, error) {
 // tput(job, type), and returns it with the job IDs and the throughput matrix
 // (columns in c.Types() order).
 func newProgram(c allocation.Cluster, jobs []*policy.Job, solver allocation.Solver,
-	tput func(*policy.Job, allocation.Accelerator) float64) (*allocation.Program, []string, [][]float64) {
+	tput func(*policy.Job, allocation.Accelerator) float64, pairs ...allocation.Pair) (*allocation.Program, []string, [][]float64) {
 	types := c.Types()
 	ids := make([]string, len(jobs))
 	gpus := make([]int, len(jobs))
@@ -58,22 +59,54 @@ func newProgram(c allocation.Cluster, jobs []*policy.Job, solver allocation.Solv
 			t[j][k] = tput(job, a)
 		}
 	}
-	prog := allocation.NewProgram(c, gpus, t)
+	prog := allocation.NewProgram(c, gpus, t, pairs...)
 	prog.Solver = solver
 	return prog, ids, t
+}
+
+// pairs returns the space-sharing pairs among jobs (in ID order): two jobs
+// pair when each lists the other in Colocated. A pair of jobs with unequal
+// GPU counts is an error: Gavel shares GPUs only between jobs of one size.
+func pairs(c allocation.Cluster, jobs []*policy.Job) ([]allocation.Pair, error) {
+	index := make(map[string]int, len(jobs))
+	for j, job := range jobs {
+		index[job.ID] = j
+	}
+	types := c.Types()
+	var out []allocation.Pair
+	for a, ja := range jobs {
+		for _, id := range slices.Sorted(maps.Keys(ja.Colocated)) {
+			b := index[id]
+			jb := jobs[b]
+			back, ok := jb.Colocated[ja.ID]
+			if b <= a || !ok {
+				continue // each pair once; one-sided data does not pair
+			}
+			if ja.GPUs != jb.GPUs {
+				return nil, fmt.Errorf("%w: job %q: colocated[%s]: jobs of %d and %d GPUs cannot share GPUs",
+					policy.ErrInvalidSnapshot, ja.ID, id, ja.GPUs, jb.GPUs)
+			}
+			p := allocation.Pair{A: a, B: b, ThroughputA: make([]float64, len(types)), ThroughputB: make([]float64, len(types))}
+			for k, t := range types {
+				p.ThroughputA[k], p.ThroughputB[k] = ja.Colocated[id][t], back[t]
+			}
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // normalized builds the allocation program of jobs on c and each job's
 // normalized throughput z_j = y_j / T^prop_j, with T^prop_j = Σ_k T_jk N_k /
 // Σ_k N_k. When agnostic, T_jk is 1 on every type where the job can run and
 // T^prop_j is 1, as in Gavel.
-func normalized(c allocation.Cluster, jobs []*policy.Job, agnostic bool, solver allocation.Solver) (*allocation.Program, []string, []allocation.Expr) {
+func normalized(c allocation.Cluster, jobs []*policy.Job, agnostic bool, solver allocation.Solver, pairs ...allocation.Pair) (*allocation.Program, []string, []allocation.Expr) {
 	prog, ids, tput := newProgram(c, jobs, solver, func(j *policy.Job, t allocation.Accelerator) float64 {
 		if x := j.Throughput[t]; !agnostic || x == 0 {
 			return x
 		}
 		return 1
-	})
+	}, pairs...)
 	types := c.Types()
 	capacity := make([]float64, len(types))
 	var total float64
@@ -82,7 +115,6 @@ func normalized(c allocation.Cluster, jobs []*policy.Job, agnostic bool, solver 
 		total += capacity[k]
 	}
 	z := make([]allocation.Expr, len(jobs))
-	coef := make([]float64, len(types))
 	for j := range jobs {
 		prop := 1.0
 		if !agnostic {
@@ -91,10 +123,10 @@ func normalized(c allocation.Cluster, jobs []*policy.Job, agnostic bool, solver 
 				prop += tput[j][k] * capacity[k] / total
 			}
 		}
-		for k := range types {
-			coef[k] = tput[j][k] / prop // ≤ ΣN/N_k: no overflow
-		}
-		z[j] = prog.Linear(j, coef)
+		// Every coefficient is at most ΣN/N_k times T_jk's scale: no
+		// overflow, whatever the throughputs' magnitude. Co-located
+		// throughputs are normalized by the job's isolated T^prop.
+		z[j] = prog.Throughput(j).Div(prop)
 	}
 	return prog, ids, z
 }
@@ -107,4 +139,24 @@ func sortedJobs(jobs []policy.Job) []*policy.Job {
 	}
 	slices.SortFunc(out, func(a, b *policy.Job) int { return cmp.Compare(a.ID, b.ID) })
 	return out
+}
+
+// variant names a policy by its base name and options.
+func variant(base string, agnostic, ss bool) string {
+	switch {
+	case agnostic:
+		return base + "-agnostic"
+	case ss:
+		return base + "-ss"
+	}
+	return base
+}
+
+// checkVariant rejects space sharing for an agnostic policy: pairs come with
+// measured throughputs, which the agnostic policies ignore.
+func checkVariant(name string, agnostic, ss bool) error {
+	if agnostic && ss {
+		return fmt.Errorf("%w: %s: space_sharing needs the heterogeneity-aware policy", policy.ErrInvalidConfig, name)
+	}
+	return nil
 }

@@ -176,7 +176,7 @@ func maximizeThroughput(ctx context.Context, name string, s *policy.Snapshot, so
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	d.Objective = res.Objective
-	d.Allocation = prog.Allocation(ids, res.X)
+	d.Allocation = prog.Allocation(ids, res)
 	return d, nil
 }
 

@@ -85,10 +85,10 @@ func (p *WaterFilling) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 // fill raises terms level by level (see WaterFilling) and returns the levels
 // in the order they were reached and the final allocation. It adds the
 // frozen levels to prog as constraints.
-func fill(ctx context.Context, prog *allocation.Program, terms []allocation.Expr) ([]float64, [][]float64, error) {
+func fill(ctx context.Context, prog *allocation.Program, terms []allocation.Expr) ([]float64, *allocation.Result, error) {
 	frozen := make([]bool, len(terms))
 	var reached []float64
-	var last [][]float64
+	var last *allocation.Result
 	for left := len(terms); left > 0; {
 		var open []int
 		var exprs []allocation.Expr
@@ -117,12 +117,12 @@ func fill(ctx context.Context, prog *allocation.Program, terms []allocation.Expr
 				prog.Constrain(terms[j], level-1e-9*math.Abs(level), math.Inf(1))
 			}
 		}
-		last = res.X
+		last = res
 	}
 	res, err := prog.Maximize(ctx, allocation.Sum(terms...))
 	switch {
 	case err == nil:
-		last = res.X
+		last = res
 	case ctx.Err() != nil:
 		return nil, nil, err
 	}
