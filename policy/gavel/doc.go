@@ -65,6 +65,22 @@
 // O(pairs) variables, so only the pairs a scheduler lists cost anything, not
 // all n² of Gavel's formulation.
 //
+// # FIFO
+//
+// FIFO ("gavel.fifo", "gavel.fifo-agnostic") is first-in-first-out, not a
+// program: each job runs all the time on one type or waits (X_jk ∈ {0,1}).
+// Jobs queue by arrival, ties by ID. Running jobs (non-empty Placement) first
+// keep the type of their servers if it still has room and their throughput
+// there is positive; a job that cannot keep its type rejoins the queue, with a
+// warning. Then, in queue order, each job takes a type with enough free GPUs
+// where it can run: the fastest for it (aware), or the one with the most free
+// GPUs, ties by name (agnostic). Gavel intends a random type there, but its
+// code uses a stale loop variable and puts every job on the alphabetically
+// last type, beyond its capacity. As in Gavel's code, a job that fits nowhere
+// blocks the jobs behind it unless Backfill is set; Preemptive ignores where
+// jobs run now, as Gavel's aware FIFO does. The Decision's Objective is the
+// number of jobs scheduled.
+//
 // # Where this implementation differs from Gavel's code
 //
 // The max-min optimum pins only the bottleneck jobs; Gavel returns whatever
