@@ -75,3 +75,53 @@ func BenchmarkPolicy(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScaling times gavel.las-ss with every pair of equal-GPU jobs
+// listed as co-locatable (at 0.6 of each job's speed), as Gavel's
+// formulation does, and gavel.hierarchical with four tenants (one FIFO), on
+// BenchmarkLAS's setup: the two rows of Gavel's policy-runtime figure that
+// are slowest there.
+func BenchmarkScaling(b *testing.B) {
+	if !slices.Contains(allocation.Solvers(), allocation.CLP) {
+		b.Skip("needs CLP")
+	}
+	for _, n := range []int{32, 128, 256, 1024} {
+		s := randomSnapshot(rand.New(rand.NewPCG(uint64(n), 7)), n, 3, n/4)
+		for a := range s.Jobs {
+			s.Jobs[a].Tenant = fmt.Sprintf("t%d", a%4)
+			s.Jobs[a].Colocated = map[string]map[allocation.Accelerator]float64{}
+		}
+		pairs := 0
+		for a := range s.Jobs {
+			for c := range a {
+				if s.Jobs[a].GPUs != s.Jobs[c].GPUs {
+					continue
+				}
+				pairs++
+				for _, e := range [][2]int{{a, c}, {c, a}} {
+					m := map[allocation.Accelerator]float64{}
+					for k, v := range s.Jobs[e[0]].Throughput {
+						m[k] = 0.6 * v
+					}
+					s.Jobs[e[0]].Colocated[s.Jobs[e[1]].ID] = m
+				}
+			}
+		}
+		for _, p := range []policy.Policy{
+			&MaxMinFairness{SpaceSharing: true},
+			&Hierarchical{Tenants: map[string]Tenant{"t0": {Weight: 2}, "t1": {Weight: 1}, "t2": {Weight: 1, Policy: "fifo"}, "t3": {Weight: 0.5}}},
+		} {
+			if _, ok := p.(*MaxMinFairness); ok && n > 256 {
+				continue // 2.8e5 pairs: not run
+			}
+			b.Run(fmt.Sprintf("%s/jobs=%d", p.Name(), n), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := p.Allocate(context.Background(), s); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(pairs), "pairs")
+			})
+		}
+	}
+}
