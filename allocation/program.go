@@ -131,7 +131,7 @@ type Program struct {
 	tput     [][]float64
 	x        [][]int // x[j][k] is the LP variable of X_jk, or -1
 	pairs    []Pair
-	px       [][]int // px[c][k] is the LP variable of pair c's share of type k, or -1
+	px       [][]int  // px[c][k] is the LP variable of pair c's share of type k, or -1
 	owner    []varRef // built by Eval: what each variable of the base program is
 	prob     lp.Problem
 }
