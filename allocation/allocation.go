@@ -124,17 +124,28 @@ func (g Grant) validate(id string, a Allocation, types []Accelerator) error {
 	bad := func(field, format string, args ...any) error {
 		return fmt.Errorf("%w allocation: job %q: %s: %s", ErrInvalid, id, field, fmt.Sprintf(format, args...))
 	}
+	check := func(field string, k Accelerator, x float64) error {
+		if _, ok := slices.BinarySearch(types, k); !ok {
+			return bad(field, "unknown accelerator %q", k)
+		}
+		if math.IsNaN(x) || x < -Tolerance || x > 1+Tolerance {
+			return bad(field, "%s share %v is outside [0,1]", k, x)
+		}
+		if x > Tolerance && g.GPUs <= 0 {
+			return bad("gpus", "%d, but the job has time on %s", g.GPUs, k)
+		}
+		return nil
+	}
 	checkShares := func(field string, shares map[Accelerator]float64) error {
-		for _, k := range slices.Sorted(maps.Keys(shares)) {
-			x := shares[k]
-			if _, ok := slices.BinarySearch(types, k); !ok {
-				return bad(field, "unknown accelerator %q", k)
-			}
-			if math.IsNaN(x) || x < -Tolerance || x > 1+Tolerance {
-				return bad(field, "%s share %v is outside [0,1]", k, x)
-			}
-			if x > Tolerance && g.GPUs <= 0 {
-				return bad("gpus", "%d, but the job has time on %s", g.GPUs, k)
+		// Validate runs every round on every grant: check in map order, and
+		// sort only to report the first problem deterministically.
+		for k, x := range shares {
+			if check(field, k, x) != nil {
+				for _, k := range slices.Sorted(maps.Keys(shares)) {
+					if err := check(field, k, shares[k]); err != nil {
+						return err
+					}
+				}
 			}
 		}
 		return nil

@@ -49,4 +49,60 @@
 // negative or non-finite CPU or memory demand) are errors wrapping
 // [allocation.ErrInvalid] that name the item and field; nothing fitting is
 // not an error.
+//
+// # Round-based mechanism
+//
+// [Mechanism.Next] is Gavel's round-based scheduling mechanism: it turns an [allocation.Allocation], the time share X_jk of every job j on
+// every accelerator type k, into the concrete placement of the coming round,
+// a [Round] of fixed length (Mechanism.Round, 360 s by default). Its memory
+// is a [Ledger] the caller passes in and gets back, serializable as JSON: for
+// every job, and every co-located pair of Grant.Pairs, an [Account] of the
+// time it was eligible since its last reset (E_j), the time it received on
+// each type (R_jk), a carried deficit, and where it ran last.
+//
+// Each round, every (account, type) with X_jk > 0 gets the priority
+//
+//	priority_jk = X_jk / (R_jk / E_j)      (+Inf when R_jk = 0)
+//
+// and candidates are taken greedily in decreasing priority, ties by deficit
+// (carried + X_jk·E_j − R_jk), then share, then ID and type name (among +Inf
+// priorities the share comes before the deficit). A candidate runs if none
+// of its jobs runs yet this round and its type still has as many free GPUs
+// as its gang (Grant.GPUs, the larger of the two for a pair); all of a
+// gang's GPUs are of one type. Chosen runs keep the GPUs they had last round
+// when those are free (lease extension); the rest are placed largest gang
+// first on the tightest server that holds them whole, or over as few servers
+// as possible, so a 4-GPU job never straddles 4-GPU servers while one of
+// them is wholly free. A pair runs as one unit on the same GPUs. The returned
+// Ledger credits the full round to every job that runs; [Ledger.Shorten]
+// corrects it when a round ends early.
+//
+// Where this differs from Gavel's scheduler code:
+//
+//   - The fraction of time received is R_jk / E_j, the share of the job's own
+//     eligible wall-clock time, compared directly with X_jk; Gavel divides by
+//     the total time received by all jobs on type k.
+//   - An account is reset (R and E to zero, what it was owed folded into its
+//     deficit) when its own row of the allocation changes, not all accounts
+//     whenever the allocation is recomputed; Gavel's simulator also throttles
+//     recomputation to once per 1920 s, which a caller reproduces by passing
+//     the same allocation until it recomputes. Gavel restarts received time
+//     at half a round (180 s); here it restarts at zero, so fresh accounts
+//     have infinite priority and are ordered by share, deficit and ID.
+//   - One queue over all types (Gavel's optional global queue) instead of
+//     per-type queues concatenated in a fixed or, for throughput-agnostic
+//     policies, randomly shuffled type order: the result is deterministic.
+//   - A job with no share never runs: Gavel lets new jobs without an
+//     allocation entry use leftover GPUs at priority zero. The mechanism
+//     sees shares, not throughputs, so "zero throughput" means "zero share".
+//   - All lease extensions come before any new placement (Gavel interleaves
+//     them by scale factor), so a job that runs again on its type always
+//     keeps its GPUs while the cluster is unchanged; except that a gang split
+//     over several servers gives up its lease when a whole server is free,
+//     to consolidate.
+//   - Pair members may differ in GPUs (the pair holds the larger count);
+//     Gavel requires equal scale factors. Each run is credited the round's
+//     length, not its measured execution time; use Ledger.Shorten.
+//   - Only GPUs are placed; Grant.CPUs and Grant.MemoryGB are not checked
+//     against servers.
 package placement

@@ -1,0 +1,684 @@
+package placement
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dlsched/dlsched/allocation"
+)
+
+// DefaultRound is the length of a round when Mechanism.Round is zero: 360 s,
+// Gavel's default time_per_iteration.
+const DefaultRound = 360 * time.Second
+
+// Mechanism is Gavel's round-based mechanism: it turns an allocation's time
+// shares into the concrete placement of the coming round, running first the
+// jobs that are furthest behind their shares. The zero value uses
+// DefaultRound. A Mechanism holds no state; its memory is the Ledger passed
+// to and returned by Next, so it is safe for concurrent use.
+type Mechanism struct {
+	// Round is the length of a round, the time credited to every job that
+	// runs in it. Zero means DefaultRound (360 s); negative is an error.
+	Round time.Duration
+}
+
+// Ledger is the mechanism's memory between rounds: what each job has
+// received of its shares and where it ran last. The zero value is an empty
+// ledger, right for the first round. Next never modifies the Ledger it is
+// given and returns a new one, which the caller passes to the next call;
+// the Ledger marshals to JSON and back without loss, so a scheduler can
+// persist it and resume with bit-identical rounds.
+type Ledger struct {
+	// Accounts holds one account per job that has a positive share, and one
+	// per co-located pair with a positive pair share, sorted by Job then
+	// Partner (a single job's account, with an empty Partner, comes first).
+	// Next accepts them in any order.
+	Accounts []Account `json:"accounts,omitempty"`
+	// Placement is where each job ran in the last round, by job ID, with
+	// assignments sorted by server ID; both members of a co-located pair
+	// list the same assignments. A job keeps these GPUs in the next round
+	// if it runs again on the same type and they are free (a lease
+	// extension). Jobs that did not run are absent.
+	Placement map[string][]allocation.Assignment `json:"placement,omitempty"`
+	// Rounds is the number of rounds planned with this ledger so far.
+	Rounds int64 `json:"rounds"`
+}
+
+// Account is the record of one job, or of one co-located pair, since its
+// last reset. An account is reset when its row of the allocation (its
+// shares or its GPUs) changes by more than allocation.Tolerance, when it
+// first appears, and after it has been absent: the time received and the
+// time eligible restart from zero, and what the job was owed is folded into
+// Deficit.
+type Account struct {
+	// Job is the job's ID; for a pair, the smaller of the two IDs.
+	Job string `json:"job"`
+	// Partner is, for a co-located pair, the larger of the two IDs; empty
+	// for a job that runs alone.
+	Partner string `json:"partner,omitempty"`
+	// GPUs is the gang size the account runs with: the job's Grant.GPUs,
+	// or for a pair the larger of the two members' GPUs.
+	GPUs int `json:"gpus"`
+	// Eligible is the time, in seconds, the account has had a positive
+	// share since its last reset: the length of every round planned since,
+	// whether it ran or not.
+	Eligible float64 `json:"eligible"`
+	// Rounds is the number of rounds planned since the last reset.
+	Rounds int64 `json:"rounds"`
+	// Types holds one entry per accelerator type on which the account has
+	// a positive share, sorted by type.
+	Types []TypeAccount `json:"types"`
+	// Ran reports that the account ran in the last round, on the GPUs
+	// Ledger.Placement lists for its job. Such accounts get their lease
+	// extended before jobs that ran in another account (a pair member now
+	// running alone), so they can always keep their GPUs.
+	Ran bool `json:"ran,omitempty"`
+}
+
+// TypeAccount is an account's record on one accelerator type.
+type TypeAccount struct {
+	Accelerator allocation.Accelerator `json:"accelerator"`
+	// Share is the time share X_jk of the current allocation.
+	Share float64 `json:"share"`
+	// Received is the time, in seconds, the account ran on this type since
+	// its last reset: the sum of the lengths of the rounds it ran in.
+	Received float64 `json:"received"`
+	// Deficit is the time, in seconds, the account was owed on this type
+	// when it was last reset, summed over all earlier resets:
+	// Σ (Share·Eligible − Received). It may be negative (the job got more
+	// than its share). The deficit used to break ties is
+	// Deficit + Share·Eligible − Received.
+	Deficit float64 `json:"deficit"`
+}
+
+// Round is the placement of one round.
+type Round struct {
+	// Length is the length of the round, the time Next credited to every
+	// account that runs.
+	Length time.Duration `json:"length"`
+	// Runs lists what runs, sorted by Job then Partner.
+	Runs []Run `json:"runs"`
+}
+
+// Run is one job, or one co-located pair, running for a round.
+type Run struct {
+	// Job is the job's ID; for a pair, the smaller of the two IDs.
+	Job string `json:"job"`
+	// Partner is, for a co-located pair, the larger ID; both run on the
+	// same GPUs. Empty for a job that runs alone.
+	Partner string `json:"partner,omitempty"`
+	// Accelerator is the type of all the GPUs the run uses.
+	Accelerator allocation.Accelerator `json:"accelerator"`
+	// Assignments are the GPUs used, sorted by server ID, on as few
+	// servers as possible; they sum to the account's GPUs.
+	Assignments []allocation.Assignment `json:"assignments"`
+	// Extended reports a lease extension: the run keeps exactly the GPUs
+	// it had in the previous round, so it need not be preempted.
+	Extended bool `json:"extended,omitempty"`
+}
+
+// Placement returns the assignments of every job that runs, by job ID; both
+// members of a pair get the same assignments. The slices are shared with r.
+func (r Round) Placement() map[string][]allocation.Assignment {
+	p := make(map[string][]allocation.Assignment, len(r.Runs))
+	for _, run := range r.Runs {
+		p[run.Job] = run.Assignments
+		if run.Partner != "" {
+			p[run.Partner] = run.Assignments
+		}
+	}
+	return p
+}
+
+// Next plans the coming round from the ledger l, the cluster c and the
+// allocation a, and returns the round and the ledger to pass to the next
+// call. The returned ledger already credits the whole round: every account
+// is credited the round's length as eligible time, and every account that
+// runs the same as received time on its type. If a round ends early, pass
+// the returned ledger through Shorten before the next call. l is not
+// modified and shares no memory with the results; the returned Round and
+// Ledger share their assignment slices, which callers should not modify.
+//
+// For every account j with a positive share X_jk on type k,
+//
+//	priority_jk = X_jk / (Received_jk / Eligible_j)
+//
+// which is +Inf for an account that has received nothing on k since its last
+// reset. Candidates (j, k) are taken in decreasing priority; ties go to the
+// larger deficit (Deficit + X·Eligible − Received), then the larger share,
+// then to the smaller ID and type name; among +Inf priorities the larger
+// share comes before the larger deficit. A candidate is taken when no member
+// of it runs yet this round and its type still has as many free GPUs as its
+// gang size; otherwise it is skipped and the walk continues. A job never
+// runs on a type where its share is zero, and runs at most once per round:
+// alone or in one pair.
+//
+// The taken runs are then placed. First, leases are extended: every
+// account that ran on one server of the same type in the previous round
+// keeps its GPUs (while the cluster is unchanged this always succeeds,
+// since last round's placement fit); then every account that ran split over
+// several servers keeps its GPUs if they are free and no server of the type
+// has room for the whole gang (so that it consolidates when it can); then
+// every job that ran in another account, e.g. a pair member now alone,
+// keeps its GPUs if they are free, under the same rule. The others, largest
+// gang first (ties by ID), go to the server of their type with the fewest
+// free GPUs that holds them whole (ties by server ID), or, if none does,
+// over as few servers as possible as described on Options.Split. Only GPUs
+// are placed: Grant.CPUs and Grant.MemoryGB are not checked against
+// servers.
+//
+// Accounts of jobs absent from a, or whose shares are all zero, are dropped.
+// Next returns an error wrapping allocation.ErrInvalid or
+// allocation.ErrOverCapacity if a fails a.Validate(c), if the ledger holds a
+// negative, NaN or infinite time, a share outside [0,1], duplicate
+// accounts or a malformed assignment, or if m.Round is negative.
+func (m Mechanism) Next(l Ledger, c allocation.Cluster, a allocation.Allocation) (Round, Ledger, error) {
+	length := m.Round
+	switch {
+	case length < 0:
+		return Round{}, Ledger{}, fmt.Errorf("%w placement: mechanism: round: %v is negative", allocation.ErrInvalid, length)
+	case length == 0:
+		length = DefaultRound
+	}
+	sec := length.Seconds()
+	if err := a.Validate(c); err != nil {
+		return Round{}, Ledger{}, err
+	}
+	old, err := l.sorted()
+	if err != nil {
+		return Round{}, Ledger{}, err
+	}
+	if l.Rounds < 0 {
+		return Round{}, Ledger{}, fmt.Errorf("%w placement: ledger: rounds: %d is negative", allocation.ErrInvalid, l.Rounds)
+	}
+
+	types := c.Types()
+	ids := a.IDs()
+	es := entries(a, ids, types, old)
+
+	// Candidates in priority order.
+	cands := make([]cand, 0, len(es)*2)
+	for ei := range es {
+		acct := &es[ei].acct
+		for ti, ta := range acct.Types {
+			x := ta.Share
+			p := math.Inf(1)
+			if ta.Received > 0 {
+				p = x * acct.Eligible / ta.Received
+			}
+			d := ta.Deficit + x*acct.Eligible - ta.Received
+			k, _ := slices.BinarySearch(types, ta.Accelerator)
+			cd := cand{e: int32(ei), t: int32(ti), k: int32(k), prio: p, tie1: d, tie2: x}
+			if math.IsInf(p, 1) {
+				cd.tie1, cd.tie2 = x, d
+			}
+			cands = append(cands, cd)
+		}
+	}
+	slices.SortFunc(cands, compareCands)
+
+	// Greedy selection by GPU counts.
+	free := make([]int, len(types))
+	for _, s := range c.Servers {
+		k, _ := slices.BinarySearch(types, s.Accelerator)
+		free[k] += s.GPUs
+	}
+	busy := make([]bool, len(ids))
+	var chosen []int32 // entries taken; es[e].k and es[e].t say where
+	for _, cd := range cands {
+		e := &es[cd.e]
+		if busy[e.a] || (e.b >= 0 && busy[e.b]) || e.acct.GPUs > free[cd.k] || e.acct.GPUs <= 0 {
+			continue
+		}
+		free[cd.k] -= e.acct.GPUs
+		busy[e.a] = true
+		if e.b >= 0 {
+			busy[e.b] = true
+		}
+		e.k, e.t = cd.k, cd.t
+		chosen = append(chosen, cd.e)
+	}
+
+	// Placement on servers.
+	sv := newServers(c, types)
+	runs := make([]Run, len(es))
+	slices.SortFunc(chosen, func(x, y int32) int {
+		if c := cmp.Compare(es[y].acct.GPUs, es[x].acct.GPUs); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y)
+	})
+	placed := make([]bool, len(es))
+	// Lease extensions: accounts that ran on one server, then accounts that
+	// ran split over several (unless a whole server of the type is now
+	// free), then jobs that ran in another account.
+	prevs := make([][]allocation.Assignment, len(chosen))
+	for i, ei := range chosen {
+		prevs[i] = l.Placement[es[ei].acct.Job]
+	}
+	for pass := range 3 {
+		for i, ei := range chosen {
+			e, prev := &es[ei], prevs[i]
+			if placed[ei] || len(prev) == 0 || e.acct.Ran != (pass < 2) || (pass == 0 && len(prev) > 1) {
+				continue
+			}
+			if len(prev) > 1 && sv.whole(int(e.k), e.acct.GPUs) {
+				continue
+			}
+			if as := sv.extend(prev, l.Placement, e); as != nil {
+				runs[ei] = Run{Assignments: as, Extended: true}
+				placed[ei] = true
+			}
+		}
+	}
+	for _, ei := range chosen {
+		if placed[ei] {
+			continue
+		}
+		e := &es[ei]
+		as := sv.place(int(e.k), e.acct.GPUs)
+		if as == nil {
+			// Unreachable: selection checked the type's free GPUs and
+			// a gang may be split over any servers of its type.
+			panic(fmt.Sprintf("placement: mechanism: %d GPUs of %s counted free but not found", e.acct.GPUs, types[e.k]))
+		}
+		runs[ei] = Run{Assignments: as}
+		placed[ei] = true
+	}
+
+	// Round and ledger.
+	r := Round{Length: length, Runs: make([]Run, 0, len(chosen))}
+	next := Ledger{
+		Accounts:  make([]Account, len(es)),
+		Placement: make(map[string][]allocation.Assignment, 2*len(chosen)),
+		Rounds:    l.Rounds + 1,
+	}
+	for ei := range es {
+		e := &es[ei]
+		acct := e.acct
+		acct.Eligible += sec
+		acct.Rounds++
+		acct.Ran = placed[ei]
+		if acct.Ran {
+			acct.Types[e.t].Received += sec
+			run := runs[ei]
+			run.Job, run.Partner, run.Accelerator = acct.Job, acct.Partner, types[e.k]
+			r.Runs = append(r.Runs, run)
+			next.Placement[acct.Job] = run.Assignments
+			if acct.Partner != "" {
+				next.Placement[acct.Partner] = run.Assignments
+			}
+		}
+		next.Accounts[ei] = acct
+	}
+	return r, next, nil
+}
+
+// Shorten returns l with the last round cut to actual: l must be the ledger
+// Next returned together with r, and actual the time the round really ran,
+// between 0 and r.Length. Every account loses r.Length − actual of eligible
+// time and every run of r as much of received time (never below zero). l
+// is not modified. It returns an error wrapping allocation.ErrInvalid if
+// actual is outside [0, r.Length] or l is malformed. The result shares
+// Placement with l.
+func (l Ledger) Shorten(r Round, actual time.Duration) (Ledger, error) {
+	if actual < 0 || actual > r.Length {
+		return Ledger{}, fmt.Errorf("%w placement: shorten: actual %v is outside [0, %v]", allocation.ErrInvalid, actual, r.Length)
+	}
+	accts, err := l.sorted()
+	if err != nil {
+		return Ledger{}, err
+	}
+	cut := (r.Length - actual).Seconds()
+	out := Ledger{Accounts: make([]Account, len(accts)), Placement: l.Placement, Rounds: l.Rounds}
+	for i, a := range accts {
+		a.Types = slices.Clone(a.Types)
+		a.Eligible = max(0, a.Eligible-cut)
+		out.Accounts[i] = a
+	}
+	for _, run := range r.Runs {
+		i, ok := slices.BinarySearchFunc(out.Accounts, run, func(a Account, run Run) int {
+			return compareKeys(a.Job, a.Partner, run.Job, run.Partner)
+		})
+		if !ok {
+			continue
+		}
+		for t := range out.Accounts[i].Types {
+			if ta := &out.Accounts[i].Types[t]; ta.Accelerator == run.Accelerator {
+				ta.Received = max(0, ta.Received-cut)
+			}
+		}
+	}
+	return out, nil
+}
+
+// entry is one account for the coming round.
+type entry struct {
+	acct Account // a fresh copy: Types does not alias the input ledger
+	a, b int32   // indices of the members in the sorted job IDs; b = -1 alone
+	k, t int32   // chosen type: index in the cluster's types and in acct.Types
+}
+
+// cand is an (entry, type) candidate. tie1 and tie2 break ties of
+// priority: the deficit then the share, or the other way round when the
+// priority is +Inf.
+type cand struct {
+	prio, tie1, tie2 float64
+	e                int32 // index in the entries
+	k, t             int32 // index in the cluster's types and in the account's
+}
+
+// compareCands orders candidates by decreasing priority, tie1 and tie2, then
+// by entry (ID order) and type.
+func compareCands(x, y cand) int {
+	switch {
+	case x.prio != y.prio:
+		return cmp.Compare(y.prio, x.prio)
+	case x.tie1 != y.tie1:
+		return cmp.Compare(y.tie1, x.tie1)
+	case x.tie2 != y.tie2:
+		return cmp.Compare(y.tie2, x.tie2)
+	case x.e != y.e:
+		return cmp.Compare(x.e, y.e)
+	}
+	return cmp.Compare(x.k, y.k)
+}
+
+func compareKeys(j1, p1, j2, p2 string) int {
+	if c := strings.Compare(j1, j2); c != 0 {
+		return c
+	}
+	return strings.Compare(p1, p2)
+}
+
+// entries builds the accounts of the coming round from the allocation,
+// sorted by (Job, Partner), carrying over or resetting the old ones.
+func entries(a allocation.Allocation, ids []string, types []allocation.Accelerator, old []Account) []entry {
+	es := make([]entry, 0, len(ids))
+	tas := make([]TypeAccount, 0, len(ids)*len(types)) // one backing array for all the rows
+	add := func(job, partner string, ai, bi int, gpus int, shares map[allocation.Accelerator]float64) {
+		start := len(tas)
+		for _, k := range types {
+			if x := shares[k]; x > 0 {
+				tas = append(tas, TypeAccount{Accelerator: k, Share: x})
+			}
+		}
+		if len(tas) == start {
+			return
+		}
+		es = append(es, entry{
+			acct: Account{Job: job, Partner: partner, GPUs: gpus},
+			a:    int32(ai), b: int32(bi),
+			k: int32(start), t: int32(len(tas)), // temporarily the row's bounds
+		})
+	}
+	for ai, id := range ids {
+		g := a[id]
+		add(id, "", ai, -1, g.GPUs, g.Shares)
+		if len(g.Pairs) == 0 {
+			continue
+		}
+		partners := make([]string, 0, len(g.Pairs))
+		for p := range g.Pairs {
+			if p > id {
+				partners = append(partners, p)
+			}
+		}
+		slices.Sort(partners)
+		for _, p := range partners {
+			bi, _ := slices.BinarySearch(ids, p)
+			add(id, p, ai, bi, max(g.GPUs, a[p].GPUs), g.Pairs[p])
+		}
+	}
+	oi := 0
+	for i := range es {
+		e := &es[i]
+		row := tas[e.k:e.t:e.t]
+		e.k, e.t = -1, -1
+		e.acct.Types = row
+		for oi < len(old) && compareKeys(old[oi].Job, old[oi].Partner, e.acct.Job, e.acct.Partner) < 0 {
+			oi++
+		}
+		if oi == len(old) || old[oi].Job != e.acct.Job || old[oi].Partner != e.acct.Partner {
+			continue // new account
+		}
+		o := &old[oi]
+		e.acct.Ran = o.Ran
+		if sameRow(o, e.acct.GPUs, row) {
+			e.acct.Eligible, e.acct.Rounds = o.Eligible, o.Rounds
+			for t := range row {
+				row[t].Received, row[t].Deficit = o.Types[t].Received, o.Types[t].Deficit
+			}
+			continue
+		}
+		// Reset: fold what the old row was owed into the deficit.
+		for t := range row {
+			for _, ot := range o.Types {
+				if ot.Accelerator == row[t].Accelerator {
+					row[t].Deficit = ot.Deficit + ot.Share*o.Eligible - ot.Received
+				}
+			}
+		}
+	}
+	return es
+}
+
+// sameRow reports whether the account o was kept for the same gang size and
+// the same shares, up to allocation.Tolerance.
+func sameRow(o *Account, gpus int, row []TypeAccount) bool {
+	if o.GPUs != gpus || len(o.Types) != len(row) {
+		return false
+	}
+	for t := range row {
+		if o.Types[t].Accelerator != row[t].Accelerator || math.Abs(o.Types[t].Share-row[t].Share) > allocation.Tolerance {
+			return false
+		}
+	}
+	return true
+}
+
+// sorted validates l and returns its accounts sorted by (Job, Partner),
+// without modifying l.
+func (l Ledger) sorted() ([]Account, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w placement: ledger: %s", allocation.ErrInvalid, fmt.Sprintf(format, args...))
+	}
+	accts := l.Accounts
+	byKey := func(x, y Account) int { return compareKeys(x.Job, x.Partner, y.Job, y.Partner) }
+	if !slices.IsSortedFunc(accts, byKey) {
+		accts = slices.Clone(accts)
+		slices.SortFunc(accts, byKey)
+	}
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	for i, a := range accts {
+		name := accountName(a)
+		switch {
+		case a.Job == "":
+			return nil, bad("account %d: job: empty", i)
+		case a.Partner != "" && a.Partner <= a.Job:
+			return nil, bad("%s: partner: must sort after job", name)
+		case i > 0 && byKey(accts[i-1], a) == 0:
+			return nil, bad("%s: duplicate", name)
+		case a.GPUs < 0:
+			return nil, bad("%s: gpus: %d is negative", name, a.GPUs)
+		case !finite(a.Eligible) || a.Eligible < 0:
+			return nil, bad("%s: eligible: %v is not a finite non-negative time", name, a.Eligible)
+		case a.Rounds < 0:
+			return nil, bad("%s: rounds: %d is negative", name, a.Rounds)
+		}
+		for t, ta := range a.Types {
+			switch {
+			case t > 0 && a.Types[t-1].Accelerator >= ta.Accelerator:
+				return nil, bad("%s: types: %q is duplicate or out of order", name, ta.Accelerator)
+			case !(ta.Share >= 0 && ta.Share <= 1+allocation.Tolerance):
+				return nil, bad("%s: %s share: %v is outside [0,1]", name, ta.Accelerator, ta.Share)
+			case !finite(ta.Received) || ta.Received < 0:
+				return nil, bad("%s: %s received: %v is not a finite non-negative time", name, ta.Accelerator, ta.Received)
+			case !finite(ta.Deficit):
+				return nil, bad("%s: %s deficit: %v is not finite", name, ta.Accelerator, ta.Deficit)
+			}
+		}
+	}
+	for job, as := range l.Placement {
+		for _, x := range as {
+			if x.Server == "" || x.GPUs <= 0 {
+				return nil, bad("placement of job %q: %+v: needs a server and a positive GPU count", job, x)
+			}
+		}
+	}
+	return accts, nil
+}
+
+// accountName formats an account's key for error messages, lazily.
+type accountName Account
+
+func (a accountName) String() string {
+	if a.Partner != "" {
+		return fmt.Sprintf("account (%q, %q)", a.Job, a.Partner)
+	}
+	return fmt.Sprintf("account %q", a.Job)
+}
+
+// servers is the free GPUs of a cluster during placement.
+type servers struct {
+	ids    []string
+	types  []int32 // index of each server's type
+	free   []int
+	byType [][]int32 // server indices of each type, in ID order
+	index  map[string]int32
+	buf    []int32 // scratch for splitting
+}
+
+func newServers(c allocation.Cluster, types []allocation.Accelerator) *servers {
+	n := len(c.Servers)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(x, y int) int { return strings.Compare(c.Servers[x].ID, c.Servers[y].ID) })
+	sv := &servers{
+		ids:    make([]string, n),
+		types:  make([]int32, n),
+		free:   make([]int, n),
+		byType: make([][]int32, len(types)),
+		index:  make(map[string]int32, n),
+	}
+	for i, o := range order {
+		s := c.Servers[o]
+		k, _ := slices.BinarySearch(types, s.Accelerator)
+		sv.ids[i], sv.types[i], sv.free[i] = s.ID, int32(k), s.GPUs
+		sv.byType[k] = append(sv.byType[k], int32(i))
+		sv.index[s.ID] = int32(i)
+	}
+	return sv
+}
+
+// extend takes and returns the GPUs prev the entry had in the previous round
+// (last maps each job to its GPUs then), or
+// returns nil if it had none, they were of another type or another count,
+// or they are no longer all free.
+func (sv *servers) extend(prev []allocation.Assignment, last map[string][]allocation.Assignment, e *entry) []allocation.Assignment {
+	if len(prev) == 0 {
+		return nil
+	}
+	if e.acct.Partner != "" && !slices.Equal(prev, last[e.acct.Partner]) {
+		return nil
+	}
+	sum := 0
+	for _, x := range prev {
+		sum += x.GPUs
+	}
+	if sum != e.acct.GPUs {
+		return nil
+	}
+	for j, x := range prev {
+		i, ok := sv.index[x.Server]
+		if !ok || sv.types[i] != e.k || sv.free[i] < x.GPUs {
+			for _, y := range prev[:j] { // undo
+				sv.free[sv.index[y.Server]] += y.GPUs
+			}
+			return nil
+		}
+		sv.free[i] -= x.GPUs
+	}
+	return slices.Clone(prev)
+}
+
+// whole reports whether some server of type k has g GPUs free.
+func (sv *servers) whole(k, g int) bool {
+	for _, i := range sv.byType[k] {
+		if sv.free[i] >= g {
+			return true
+		}
+	}
+	return false
+}
+
+// place takes g GPUs of type k: on the server that holds them whole with the
+// fewest GPUs left (ties by ID), or else over as few servers as possible,
+// the fullest first and the remainder on the tightest fit. It returns the
+// assignments sorted by server ID, or nil if the type has fewer than g free
+// GPUs.
+func (sv *servers) place(k, g int) []allocation.Assignment {
+	list := sv.byType[k]
+	best := int32(-1)
+	for _, i := range list {
+		if f := sv.free[i]; f >= g && (best < 0 || f < sv.free[best]) {
+			best = i
+			if f == g {
+				break
+			}
+		}
+	}
+	if best >= 0 {
+		sv.free[best] -= g
+		return []allocation.Assignment{{Server: sv.ids[best], GPUs: g}}
+	}
+	cs := sv.buf[:0]
+	for _, i := range list {
+		if sv.free[i] > 0 {
+			cs = append(cs, i)
+		}
+	}
+	sv.buf = cs
+	slices.SortFunc(cs, func(x, y int32) int {
+		if c := cmp.Compare(sv.free[y], sv.free[x]); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y)
+	})
+	n, sum := 0, 0
+	for n < len(cs) && sum < g {
+		sum += sv.free[cs[n]]
+		n++
+	}
+	if sum < g {
+		return nil
+	}
+	whole := sum - sv.free[cs[n-1]]
+	rest := g - whole
+	last := -1
+	for j := n - 1; j < len(cs); j++ {
+		f := sv.free[cs[j]]
+		if f < rest {
+			continue
+		}
+		if last < 0 || f < sv.free[cs[last]] || (f == sv.free[cs[last]] && cs[j] < cs[last]) {
+			last = j
+		}
+	}
+	as := make([]allocation.Assignment, 0, n)
+	for _, i := range cs[:n-1] {
+		as = append(as, allocation.Assignment{Server: sv.ids[i], GPUs: sv.free[i]})
+		sv.free[i] = 0
+	}
+	i := cs[last]
+	as = append(as, allocation.Assignment{Server: sv.ids[i], GPUs: rest})
+	sv.free[i] -= rest
+	slices.SortFunc(as, func(x, y allocation.Assignment) int { return strings.Compare(x.Server, y.Server) })
+	return as
+}
