@@ -13,21 +13,15 @@ import (
 func init() {
 	policy.Register("gavel.fifo",
 		"Gavel FIFO, heterogeneity-aware: jobs in arrival order take the fastest type with enough free GPUs",
-		fifoFactory(false))
+		variantFactory(false, false, newFIFO))
 	policy.Register("gavel.fifo-agnostic",
 		"Gavel FIFO, heterogeneity-agnostic baseline: jobs in arrival order take the type with the most free GPUs",
-		fifoFactory(true))
+		variantFactory(true, false, newFIFO))
 }
 
-func fifoFactory(agnostic bool) policy.Factory {
-	return func(config []byte) (policy.Policy, error) {
-		p := &FIFO{}
-		if err := policy.DecodeConfig(config, p); err != nil {
-			return nil, err
-		}
-		p.Agnostic = p.Agnostic || agnostic
-		return p, nil
-	}
+func newFIFO() (policy.Policy, switches) {
+	p := &FIFO{}
+	return p, switches{agnostic: &p.Agnostic}
 }
 
 // FIFO is Gavel's first-in-first-out baseline. It solves no program: every

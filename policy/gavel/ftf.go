@@ -11,25 +11,18 @@ import (
 func init() {
 	policy.Register("gavel.ftf",
 		"Gavel finish-time fairness, heterogeneity-aware: minimizes the largest ratio of shared to isolated finish time",
-		ftfFactory(false, false))
+		variantFactory(false, false, newFTF))
 	policy.Register("gavel.ftf-agnostic",
 		"Gavel finish-time fairness, heterogeneity-agnostic baseline: every type as fast as the job's fastest",
-		ftfFactory(true, false))
+		variantFactory(true, false, newFTF))
 	policy.Register("gavel.ftf-ss",
 		"Gavel finish-time fairness with space sharing: pairs of jobs may share GPUs",
-		ftfFactory(false, true))
+		variantFactory(false, true, newFTF))
 }
 
-func ftfFactory(agnostic, ss bool) policy.Factory {
-	return func(config []byte) (policy.Policy, error) {
-		p := &FinishTimeFairness{}
-		if err := policy.DecodeConfig(config, p); err != nil {
-			return nil, err
-		}
-		p.Agnostic = p.Agnostic || agnostic
-		p.SpaceSharing = p.SpaceSharing || ss
-		return p, checkVariant(p.Name(), p.Agnostic, p.SpaceSharing)
-	}
+func newFTF() (policy.Policy, switches) {
+	p := &FinishTimeFairness{}
+	return p, switches{&p.Agnostic, &p.SpaceSharing}
 }
 
 // FinishTimeFairness is Themis' finish-time fairness as Gavel writes it:

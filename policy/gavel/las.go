@@ -27,25 +27,18 @@ type MaxMinFairness struct {
 func init() {
 	policy.Register("gavel.las",
 		"Gavel max-min fairness (LAS), heterogeneity-aware: equalizes normalized throughput",
-		factory(false, false))
+		variantFactory(false, false, newLAS))
 	policy.Register("gavel.las-agnostic",
 		"Gavel max-min fairness (LAS), heterogeneity-agnostic baseline: equalizes GPU time",
-		factory(true, false))
+		variantFactory(true, false, newLAS))
 	policy.Register("gavel.las-ss",
 		"Gavel max-min fairness (LAS) with space sharing: pairs of jobs may share GPUs",
-		factory(false, true))
+		variantFactory(false, true, newLAS))
 }
 
-func factory(agnostic, ss bool) policy.Factory {
-	return func(config []byte) (policy.Policy, error) {
-		p := &MaxMinFairness{}
-		if err := policy.DecodeConfig(config, p); err != nil {
-			return nil, err
-		}
-		p.Agnostic = p.Agnostic || agnostic
-		p.SpaceSharing = p.SpaceSharing || ss
-		return p, checkVariant(p.Name(), p.Agnostic, p.SpaceSharing)
-	}
+func newLAS() (policy.Policy, switches) {
+	p := &MaxMinFairness{}
+	return p, switches{&p.Agnostic, &p.SpaceSharing}
 }
 
 // Name returns "gavel.las", "gavel.las-agnostic" or "gavel.las-ss".

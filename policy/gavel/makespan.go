@@ -11,25 +11,18 @@ import (
 func init() {
 	policy.Register("gavel.makespan",
 		"Gavel minimum makespan, heterogeneity-aware: finishes the last job as early as possible",
-		makespanFactory(false, false))
+		variantFactory(false, false, newMakespan))
 	policy.Register("gavel.makespan-agnostic",
 		"Gavel minimum makespan, heterogeneity-agnostic baseline: every type as fast as the job's fastest",
-		makespanFactory(true, false))
+		variantFactory(true, false, newMakespan))
 	policy.Register("gavel.makespan-ss",
 		"Gavel minimum makespan with space sharing: pairs of jobs may share GPUs",
-		makespanFactory(false, true))
+		variantFactory(false, true, newMakespan))
 }
 
-func makespanFactory(agnostic, ss bool) policy.Factory {
-	return func(config []byte) (policy.Policy, error) {
-		p := &Makespan{}
-		if err := policy.DecodeConfig(config, p); err != nil {
-			return nil, err
-		}
-		p.Agnostic = p.Agnostic || agnostic
-		p.SpaceSharing = p.SpaceSharing || ss
-		return p, checkVariant(p.Name(), p.Agnostic, p.SpaceSharing)
-	}
+func newMakespan() (policy.Policy, switches) {
+	p := &Makespan{}
+	return p, switches{&p.Agnostic, &p.SpaceSharing}
 }
 
 // Makespan minimizes the time until every job finishes at its current rate,

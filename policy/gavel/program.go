@@ -160,3 +160,25 @@ func checkVariant(name string, agnostic, ss bool) error {
 	}
 	return nil
 }
+
+// switches points at the variant switches of a policy's configuration; ss is
+// nil for a policy without space sharing.
+type switches struct{ agnostic, ss *bool }
+
+// variantFactory returns the factory of a registered variant: it decodes the
+// configuration into a fresh policy, then turns on what the name implies.
+func variantFactory(agnostic, ss bool, fresh func() (policy.Policy, switches)) policy.Factory {
+	return func(config []byte) (policy.Policy, error) {
+		p, sw := fresh()
+		if err := policy.DecodeConfig(config, p); err != nil {
+			return nil, err
+		}
+		*sw.agnostic = *sw.agnostic || agnostic
+		spaceSharing := false
+		if sw.ss != nil {
+			*sw.ss = *sw.ss || ss
+			spaceSharing = *sw.ss
+		}
+		return p, checkVariant(p.Name(), *sw.agnostic, spaceSharing)
+	}
+}

@@ -12,21 +12,15 @@ import (
 func init() {
 	policy.Register("gavel.water-filling",
 		"Gavel water-filling max-min fairness (leximin), heterogeneity-aware: raises every job that can still rise",
-		waterFillingFactory(false))
+		variantFactory(false, false, newWaterFilling))
 	policy.Register("gavel.water-filling-agnostic",
 		"Gavel water-filling max-min fairness (leximin), heterogeneity-agnostic baseline",
-		waterFillingFactory(true))
+		variantFactory(true, false, newWaterFilling))
 }
 
-func waterFillingFactory(agnostic bool) policy.Factory {
-	return func(config []byte) (policy.Policy, error) {
-		p := &WaterFilling{}
-		if err := policy.DecodeConfig(config, p); err != nil {
-			return nil, err
-		}
-		p.Agnostic = p.Agnostic || agnostic
-		return p, nil
-	}
+func newWaterFilling() (policy.Policy, switches) {
+	p := &WaterFilling{}
+	return p, switches{agnostic: &p.Agnostic}
 }
 
 // WaterFilling is the leximin refinement of MaxMinFairness: after the
