@@ -1,0 +1,278 @@
+package sim
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/placement"
+	"github.com/dlsched/dlsched/policy"
+)
+
+// DefaultRound is the round length when Simulation.Round is zero: Gavel's
+// 360 s.
+const DefaultRound = placement.DefaultRound
+
+// ErrStalled reports a simulation in which jobs wait but none can ever run.
+var ErrStalled = errors.New("sim: stalled: jobs are waiting but none can run")
+
+// Simulation replays jobs on a cluster under a policy, round by round, with
+// Gavel's round mechanism placing each round. The zero value needs a Cluster
+// and a Policy; every other field has a documented default.
+type Simulation struct {
+	Cluster allocation.Cluster
+	Policy  policy.Policy
+	// Round is the round length; zero means DefaultRound.
+	Round time.Duration
+	// Recompute is the least simulated time between two policy calls caused
+	// by arrivals and completions; zero means every round boundary at which
+	// a job arrived or finished (Gavel throttles to 1920 s). The policy's
+	// Wake is always honoured at the first boundary after it.
+	Recompute time.Duration
+	// Restart is the time a job loses each time it starts running after a
+	// round in which it did not run, its first run included (Shockwave
+	// charges 20 s); zero means none.
+	Restart time.Duration
+	// Progress, if set, is called after every round with the number of
+	// jobs finished and the total.
+	Progress func(finished, total int)
+}
+
+// Result holds a simulation's records: jobs in arrival order (ties by ID)
+// and rounds in time order.
+type Result struct {
+	Jobs   []JobRecord   `json:"jobs"`
+	Rounds []RoundRecord `json:"rounds"`
+}
+
+// state is one job during a simulation.
+type state struct {
+	job      policy.Job
+	rec      JobRecord
+	ranLast  bool
+	activeΣ  float64 // Σ over its rounds of the number of active jobs
+	rounds   int
+	finished bool
+}
+
+// Run simulates jobs (Arrival, GPUs, Throughput and StepsTotal set) until
+// every job finishes. Jobs are admitted at the first round boundary at or
+// after their arrival; a job that completes its steps mid-round finishes at
+// that exact time. Run checks every round that no GPU is given twice and no
+// job runs where its throughput is zero, and honours ctx between rounds.
+func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error) {
+	if s.Policy == nil {
+		return nil, fmt.Errorf("%w: sim: no policy", policy.ErrInvalidConfig)
+	}
+	round := cmp.Or(s.Round, DefaultRound)
+	if round < 0 || s.Recompute < 0 || s.Restart < 0 {
+		return nil, fmt.Errorf("%w: sim: negative round, recompute or restart time", policy.ErrInvalidConfig)
+	}
+	if err := s.Cluster.Validate(); err != nil {
+		return nil, err
+	}
+	pending := make([]*state, len(jobs))
+	for i, j := range jobs {
+		if j.StepsTotal <= 0 {
+			return nil, fmt.Errorf("%w: job %q: steps_total: %v; a simulated job needs its length", policy.ErrInvalidSnapshot, j.ID, j.StepsTotal)
+		}
+		j.StepsDone, j.Placement = 0, nil
+		best := slices.Max(append(slices.Collect(maps.Values(j.Throughput)), 0))
+		pending[i] = &state{job: j, rec: JobRecord{
+			ID: j.ID, Tenant: j.Tenant, GPUs: j.GPUs, Arrival: j.Arrival,
+			Exclusive: seconds(j.StepsTotal / best),
+		}}
+	}
+	slices.SortStableFunc(pending, func(a, b *state) int {
+		return cmp.Or(cmp.Compare(a.job.Arrival, b.job.Arrival), cmp.Compare(a.job.ID, b.job.ID))
+	})
+	all := slices.Clone(pending)
+
+	var (
+		res       Result
+		active    []*state
+		now       time.Duration
+		decision  *policy.Decision
+		lastCall  time.Duration
+		changed   bool
+		ledger    placement.Ledger
+		mech      = placement.Mechanism{Round: round}
+		finished  int
+		totalGPUs = s.Cluster.TotalGPUs()
+	)
+	for len(pending) > 0 || len(active) > 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+		for len(pending) > 0 && pending[0].job.Arrival <= now {
+			active = append(active, pending[0])
+			pending = pending[1:]
+			changed = true
+		}
+		if len(active) == 0 { // idle: skip to the boundary of the next arrival
+			now = ceilTo(pending[0].job.Arrival, round)
+			continue
+		}
+		slices.SortFunc(active, func(a, b *state) int { return cmp.Compare(a.job.ID, b.job.ID) })
+
+		woken := decision != nil && decision.Wake > 0 && now >= decision.Wake
+		if decision == nil || woken || (changed && now-lastCall >= s.Recompute) {
+			snap := &policy.Snapshot{Now: now, Cluster: s.Cluster, Jobs: make([]policy.Job, len(active))}
+			for i, st := range active {
+				snap.Jobs[i] = st.job
+			}
+			d, err := s.Policy.Allocate(ctx, snap)
+			if err != nil {
+				return nil, fmt.Errorf("sim: %s at %v: %w", s.Policy.Name(), now, err)
+			}
+			decision, lastCall, changed = d, now, false
+		}
+
+		// Only jobs still active take part; a throttled policy's decision
+		// may name jobs that finished since.
+		alloc := make(allocation.Allocation, len(active))
+		byID := make(map[string]*state, len(active))
+		for _, st := range active {
+			byID[st.job.ID] = st
+			if g, ok := decision.Allocation[st.job.ID]; ok {
+				alloc[st.job.ID] = g
+			}
+		}
+		for id, g := range alloc {
+			if slices.ContainsFunc(slices.Collect(maps.Keys(g.Pairs)), func(p string) bool { return byID[p] == nil }) {
+				pairs := make(map[string]map[allocation.Accelerator]float64)
+				for p, sh := range g.Pairs {
+					if byID[p] != nil {
+						pairs[p] = sh
+					}
+				}
+				g.Pairs = pairs // a copy: the decision stays as the policy made it
+				alloc[id] = g
+			}
+		}
+		next, l, err := mech.Next(ledger, s.Cluster, alloc)
+		if err != nil {
+			return nil, fmt.Errorf("sim: round at %v: %w", now, err)
+		}
+		ledger = l
+		if err := checkRound(s.Cluster, next); err != nil {
+			return nil, fmt.Errorf("sim: round at %v: %w", now, err)
+		}
+
+		ran := make(map[string]bool)
+		busy := 0
+		for _, run := range next.Runs {
+			busy += sumGPUs(run.Assignments)
+			for _, id := range []string{run.Job, run.Partner} {
+				st := byID[id]
+				if st == nil {
+					continue
+				}
+				rate := st.job.Throughput[run.Accelerator]
+				if run.Partner != "" {
+					other := run.Partner
+					if id == run.Partner {
+						other = run.Job
+					}
+					rate = st.job.Colocated[other][run.Accelerator]
+				}
+				if !(rate > 0) {
+					return nil, fmt.Errorf("sim: round at %v: job %q runs on %s where its throughput is 0", now, id, run.Accelerator)
+				}
+				ran[id] = true
+				start := now
+				if !st.ranLast {
+					start += s.Restart
+				}
+				if !st.rec.Ran {
+					st.rec.Ran, st.rec.FirstRun = true, now
+				}
+				end := now + round
+				work := max(0, (end - start).Seconds())
+				if need := (st.job.StepsTotal - st.job.StepsDone) / rate; need <= work {
+					st.finished = true
+					st.rec.Finished, st.rec.Finish = true, start+seconds(need)
+					work = need
+				}
+				st.job.StepsDone = min(st.job.StepsTotal, st.job.StepsDone+rate*work)
+				st.job.AttainedGPUSeconds += float64(st.job.GPUs) * work
+				st.rec.GPUSeconds += float64(st.job.GPUs) * work
+			}
+		}
+		placements := next.Placement()
+		for _, st := range active {
+			st.ranLast = ran[st.job.ID]
+			st.job.Placement = placements[st.job.ID]
+			st.activeΣ += float64(len(active))
+			st.rounds++
+		}
+		res.Rounds = append(res.Rounds, RoundRecord{
+			Start: now, Length: round, Active: len(active), Running: len(ran), BusyGPUs: busy, GPUs: totalGPUs,
+		})
+		if len(ran) == 0 && len(pending) == 0 && !changed && (decision.Wake == 0 || decision.Wake <= now) {
+			return nil, fmt.Errorf("%w (%d jobs at %v)", ErrStalled, len(active), now)
+		}
+		now += round
+		kept := active[:0]
+		for _, st := range active {
+			if st.finished {
+				st.rec.ActiveJobs = st.activeΣ / float64(st.rounds)
+				finished++
+				changed = true
+			} else {
+				kept = append(kept, st)
+			}
+		}
+		active = kept
+		if s.Progress != nil {
+			s.Progress(finished, len(all))
+		}
+	}
+	for _, st := range all {
+		res.Jobs = append(res.Jobs, st.rec)
+	}
+	return &res, nil
+}
+
+// checkRound verifies that no server gives out more GPUs than it has.
+func checkRound(c allocation.Cluster, r placement.Round) error {
+	used := make(map[string]int)
+	for _, run := range r.Runs {
+		for _, a := range run.Assignments {
+			used[a.Server] += a.GPUs
+		}
+	}
+	for _, srv := range c.Servers {
+		if used[srv.ID] > srv.GPUs {
+			return fmt.Errorf("%w: server %q: %d GPUs given, %d exist", allocation.ErrOverCapacity, srv.ID, used[srv.ID], srv.GPUs)
+		}
+	}
+	return nil
+}
+
+func sumGPUs(as []allocation.Assignment) int {
+	n := 0
+	for _, a := range as {
+		n += a.GPUs
+	}
+	return n
+}
+
+// ceilTo rounds t up to a multiple of d.
+func ceilTo(t, d time.Duration) time.Duration {
+	return (t + d - 1) / d * d
+}
+
+// seconds converts float seconds to a Duration, saturating at the largest.
+func seconds(s float64) time.Duration {
+	if s >= math.MaxInt64/1e9 {
+		return math.MaxInt64
+	}
+	return time.Duration(math.Round(s * 1e9))
+}

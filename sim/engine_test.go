@@ -1,0 +1,108 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/policy"
+	"github.com/dlsched/dlsched/policy/gavel"
+	"github.com/google/go-cmp/cmp"
+)
+
+func job(id string, arrival, length time.Duration, gpus int) policy.Job {
+	return policy.Job{ID: id, Arrival: arrival, GPUs: gpus, StepsTotal: length.Seconds(),
+		Throughput: map[allocation.Accelerator]float64{"v100": 1}}
+}
+
+// Three jobs on two GPUs under FIFO, worked by hand with 360 s rounds:
+// A (1 GPU, 1000 s) and B (1 GPU, 2000 s) start at 0; C (2 GPUs, 500 s)
+// waits. A finishes at 1000 s, but C still needs both GPUs, so it starts at
+// the boundary after B finishes (2000 s → 2160 s) and ends at 2660 s.
+func TestFIFOHandTrace(t *testing.T) {
+	s := &Simulation{
+		Cluster: allocation.Cluster{Servers: []allocation.Server{{ID: "n", Accelerator: "v100", GPUs: 2}}},
+		Policy:  &gavel.FIFO{},
+	}
+	res, err := s.Run(context.Background(), []policy.Job{
+		job("A", 0, 1000*time.Second, 1),
+		job("B", 0, 2000*time.Second, 1),
+		job("C", 0, 500*time.Second, 2),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]time.Duration{}
+	for _, r := range res.Jobs {
+		got[r.ID] = r.JCT()
+	}
+	want := map[string]time.Duration{"A": 1000 * time.Second, "B": 2000 * time.Second, "C": 2660 * time.Second}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("JCTs (-want +got):\n%s", diff)
+	}
+	if n := len(res.Rounds); n != 8 { // rounds start at 0, 360, …, 2520
+		t.Errorf("%d rounds, want 8", n)
+	}
+	for _, r := range res.Rounds {
+		if r.BusyGPUs > r.GPUs {
+			t.Errorf("round at %v: %d of %d GPUs busy", r.Start, r.BusyGPUs, r.GPUs)
+		}
+	}
+}
+
+// Arrivals wait for the next round boundary but JCT counts from arrival;
+// a restart cost is charged on every start after a round not run.
+func TestArrivalAndRestart(t *testing.T) {
+	s := &Simulation{
+		Cluster: allocation.Cluster{Servers: []allocation.Server{{ID: "n", Accelerator: "v100", GPUs: 1}}},
+		Policy:  &gavel.FIFO{},
+		Restart: 20 * time.Second,
+	}
+	res, err := s.Run(context.Background(), []policy.Job{job("A", 100*time.Second, 300*time.Second, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Jobs[0]
+	// Admitted at 360 s, loses 20 s, runs 300 s: finishes at 680 s.
+	if r.FirstRun != 360*time.Second || r.Finish != 680*time.Second || r.JCT() != 580*time.Second {
+		t.Errorf("first run %v, finish %v, JCT %v; want 360 s, 680 s, 580 s", r.FirstRun, r.Finish, r.JCT())
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	jobs := []policy.Job{
+		job("A", 0, 5000*time.Second, 1), job("B", 700*time.Second, 3000*time.Second, 2),
+		job("C", 900*time.Second, 4000*time.Second, 1), job("D", 0, 800*time.Second, 1),
+	}
+	s := &Simulation{
+		Cluster: allocation.Cluster{Servers: []allocation.Server{{ID: "n", Accelerator: "v100", GPUs: 2}}},
+		Policy:  &gavel.MaxMinFairness{},
+	}
+	first, err := s.Run(context.Background(), jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.Run(context.Background(), jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(first, again); diff != "" {
+		t.Errorf("second run differs:\n%s", diff)
+	}
+	for _, r := range first.Jobs {
+		if !r.Finished {
+			t.Errorf("job %s did not finish", r.ID)
+		}
+	}
+}
+
+func TestCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s := &Simulation{Cluster: allocation.Cluster{Servers: []allocation.Server{{ID: "n", Accelerator: "v100", GPUs: 1}}}, Policy: &gavel.FIFO{}}
+	if _, err := s.Run(ctx, []policy.Job{job("A", 0, time.Hour, 1)}); !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
