@@ -1,13 +1,9 @@
 #!/usr/bin/env bash
-# The main job: decides the built-in example workload with every registered
-# policy and prints each decision.
+# The main job: compares Gavel's policies with their heterogeneity-agnostic
+# twin and FIFO on the built-in simulated workload, prints the table and
+# writes plots to out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 go build -o bin/dlsched ./cmd/dlsched
-./bin/dlsched policies
-for p in $(./bin/dlsched policies | awk '{print $1}'); do
-  echo
-  echo "== $p"
-  ./bin/dlsched allocate --example --policy "$p"
-done
+./bin/dlsched compare --out out "$@"

@@ -9,6 +9,40 @@
 //	dlsched allocate --example [--policy NAME]
 //	                                       decide on the built-in example
 //	dlsched example                        print the built-in example snapshot
+//	dlsched simulate [--policy NAME] [--config JSON] [workload flags]
+//	                                       simulate a workload under one policy
+//	                                       and print its summary
+//	dlsched compare [--policies A,B,...] [workload flags]
+//	                                       simulate the same workload under each
+//	                                       policy (concurrently, at most one per
+//	                                       CPU) and print one row per policy
+//
+// With no flags, compare runs a built-in comparison of gavel.las,
+// gavel.las-agnostic, gavel.ftf and gavel.fifo on a contended generated
+// workload (400 single-GPU jobs, seed 0, 4 jobs/h, on v100=8,p100=8,k80=8;
+// 60 jobs in a build without CLP, whose pure-Go LP engine is limited to
+// about 150 jobs at once); the first line printed describes the setup.
+//
+// The workload flags of simulate and compare are:
+//
+//	--jobs N --rate R --seed S [--multi-gpu] [--priorities]
+//	                      generate N jobs arriving at R per hour (sim.Generator)
+//	--trace FILE          read the workload from a JSON-lines trace
+//	                      (sim.ReadTrace) instead; not with the flags above
+//	--cluster v100=36,p100=36,k80=36
+//	                      the number of GPUs of each type; each type's GPUs are
+//	                      split into servers of 4 GPUs (the last server takes
+//	                      the remainder), named TYPE-0, TYPE-1, ...
+//	--round 360s --recompute 0s --restart 0s
+//	                      round length, least time between policy calls, and
+//	                      the time a job loses each time it (re)starts
+//	--window START:END    measure jobs START to END-1 in arrival order (END
+//	                      empty: to the end); default all
+//	--out DIR             simulate: write summary.json, jobs.json and
+//	                      rounds.json (durations in nanoseconds); compare:
+//	                      write summary.json, jct_cdf.svg and utilization.svg
+//	--progress            show a progress bar on standard error even when it
+//	                      is not a terminal (it is shown on a terminal anyway)
 //
 // Errors are reported on one line on standard error, with exit status 2 for
 // bad input and 1 for a failure to decide.
@@ -46,7 +80,7 @@ func main() {
 type usageError struct{ error }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	err := dispatch(ctx, args, stdin, stdout)
+	err := dispatch(ctx, args, stdin, stdout, stderr)
 	if err == nil {
 		return 0
 	}
@@ -59,9 +93,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return 1
 }
 
-const usage = "usage: dlsched policies | allocate --policy NAME [--in FILE] [--config JSON] [--example] | example"
+const usage = "usage: dlsched policies | allocate --policy NAME [--in FILE] [--config JSON] [--example] | example | simulate [--policy NAME] [flags] | compare [--policies A,B,...] [flags]"
 
-func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
+func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usageError{errors.New(usage)}
 	}
@@ -77,6 +111,10 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		return err
 	case "allocate":
 		return allocate(ctx, args[1:], stdin, stdout)
+	case "simulate":
+		return simulate(ctx, args[1:], stdout, stderr)
+	case "compare":
+		return compare(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil

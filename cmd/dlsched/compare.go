@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/dlsched/dlsched/policy"
+	"github.com/dlsched/dlsched/sim"
+)
+
+// defaultPolicies is compare's built-in set: least attained service with its
+// heterogeneity-agnostic twin, finish-time fairness and FIFO.
+const defaultPolicies = "gavel.las,gavel.las-agnostic,gavel.ftf,gavel.fifo"
+
+// outcome is one policy's simulation.
+type outcome struct {
+	name    string
+	result  *sim.Result
+	summary sim.Summary
+	perJob  []sim.JobMetrics
+	err     error
+}
+
+func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	list := fs.String("policies", defaultPolicies, "comma-separated registered policy names")
+	var w workloadFlags
+	w.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return usageError{fmt.Errorf("compare: %v", err)}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("compare: unexpected argument %q", fs.Arg(0))}
+	}
+	var names []string
+	seen := make(map[string]bool)
+	for _, n := range strings.Split(*list, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if seen[n] {
+			return usageError{fmt.Errorf("compare: --policies: %q listed twice", n)}
+		}
+		seen[n] = true
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return usageError{fmt.Errorf("compare: --policies: no policy named")}
+	}
+	policies := make([]policy.Policy, len(names))
+	for i, n := range names {
+		p, err := policy.New(n, nil)
+		if err != nil {
+			return err
+		}
+		policies[i] = p
+	}
+	s, err := w.build("compare")
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	bar := newBar(stderr, w.progress, len(s.jobs)*len(names), "compare")
+	var barMu sync.Mutex
+	outcomes := make([]outcome, len(names))
+	sem := make(chan struct{}, max(1, runtime.NumCPU()))
+	var wg sync.WaitGroup
+	for i := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			o := &outcomes[i]
+			o.name = names[i]
+			if ctx.Err() != nil {
+				o.err = ctx.Err()
+				return
+			}
+			var progress func(int, int)
+			if bar != nil {
+				last := 0
+				progress = func(done, _ int) {
+					barMu.Lock()
+					_ = bar.Add(done - last)
+					barMu.Unlock()
+					last = done
+				}
+			}
+			res, err := s.simulation(policies[i], progress).Run(ctx, s.jobs)
+			if err == nil {
+				o.result = res
+				o.summary, err = sim.Summarize(res.Jobs, res.Rounds, s.options)
+			}
+			if err == nil {
+				o.perJob, err = sim.PerJob(res.Jobs, s.options)
+			}
+			if err != nil {
+				o.err = runError(names[i], err)
+				cancel() // the comparison fails as a whole: stop the others
+			}
+		}()
+	}
+	wg.Wait()
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	// Report the first real failure, not a sibling's cancellation.
+	var first error
+	for _, o := range outcomes {
+		if o.err != nil && (first == nil || errors.Is(first, context.Canceled) && !errors.Is(o.err, context.Canceled)) {
+			first = o.err
+		}
+	}
+	if first != nil {
+		return first
+	}
+
+	fmt.Fprintln(stdout, s.describe())
+	if err := printComparison(stdout, outcomes); err != nil {
+		return err
+	}
+	if w.out == "" {
+		return nil
+	}
+	if err := os.MkdirAll(w.out, 0o755); err != nil {
+		return err
+	}
+	summaries := make(map[string]sim.Summary, len(outcomes))
+	for _, o := range outcomes {
+		summaries[o.name] = o.summary
+	}
+	if err := writeJSON(filepath.Join(w.out, "summary.json"), summaries); err != nil {
+		return err
+	}
+	if err := plotJCTCDF(filepath.Join(w.out, "jct_cdf.svg"), outcomes); err != nil {
+		return fmt.Errorf("compare: plot: %w", err)
+	}
+	if err := plotUtilization(filepath.Join(w.out, "utilization.svg"), outcomes); err != nil {
+		return fmt.Errorf("compare: plot: %w", err)
+	}
+	return nil
+}
+
+// printComparison prints one aligned row per policy.
+func printComparison(out io.Writer, outcomes []outcome) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "policy\tfinished\tavg JCT h\tmedian JCT h\tp99 JCT h\tmakespan h\tworst FTF\tunfair %\tutil %\tfirst run h")
+	for _, o := range outcomes {
+		s := o.summary
+		fmt.Fprintf(w, "%s\t%d/%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t%.2f\n",
+			o.name, s.Finished, s.Jobs, s.AvgJCT/3600, s.MedianJCT/3600, s.P99JCT/3600,
+			s.Makespan/3600, s.WorstFTF, 100*s.UnfairFraction, 100*s.Utilization, s.MeanTimeToFirstRun/3600)
+	}
+	return w.Flush()
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCompareDeterministic(t *testing.T) {
+	args := append([]string{"compare", "--policies", "gavel.las,gavel.las-agnostic,gavel.fifo"}, tiny...)
+	code, first, errOut := runCLI(t, "", args...)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(first, "\n"), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "workload: 20 generated") || !strings.HasPrefix(lines[1], "policy ") {
+		t.Fatalf("want a setup line, a header and 3 rows:\n%s", first)
+	}
+	for i, name := range []string{"gavel.las ", "gavel.las-agnostic ", "gavel.fifo "} {
+		if !strings.HasPrefix(lines[2+i], name) || !strings.Contains(lines[2+i], " 20/20 ") {
+			t.Errorf("row %d %q: want %s with 20/20 finished", i, lines[2+i], name)
+		}
+	}
+	// The columns are aligned: every row as wide as the header's start of
+	// the last column.
+	col := strings.Index(lines[1], "first run h")
+	for _, l := range lines[2:] {
+		if len(l) < col || l[col-1] != ' ' {
+			t.Errorf("row %q is not aligned with the header", l)
+		}
+	}
+	_, second, _ := runCLI(t, "", args...)
+	if first != second {
+		t.Errorf("two runs differ:\n%s\n%s", first, second)
+	}
+}
+
+func TestCompareOut(t *testing.T) {
+	dir := t.TempDir()
+	args := append([]string{"compare", "--policies", "gavel.las,gavel.fifo", "--out", dir}, tiny...)
+	if code, _, errOut := runCLI(t, "", args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, name := range []string{"jct_cdf.svg", "utilization.svg"} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := string(data); !strings.HasPrefix(s, "<?xml") && !strings.HasPrefix(s, "<svg") {
+			t.Errorf("%s does not start like an SVG: %.40q", name, s)
+		}
+		for _, legend := range []string{"gavel.las", "gavel.fifo"} {
+			if !strings.Contains(string(data), legend) {
+				t.Errorf("%s lacks the legend entry %s", name, legend)
+			}
+		}
+	}
+	var sums map[string]struct {
+		Jobs int `json:"jobs"`
+	}
+	readJSON(t, filepath.Join(dir, "summary.json"), &sums)
+	if len(sums) != 2 || sums["gavel.las"].Jobs != 20 {
+		t.Errorf("summary.json: %v, want two policies with 20 jobs", sums)
+	}
+}
+
+func TestDuplicatePolicy(t *testing.T) {
+	code, _, errOut := runCLI(t, "", "compare", "--policies", "gavel.las,gavel.las")
+	if code != 2 || !strings.Contains(errOut, "twice") {
+		t.Errorf("exit %d, stderr %q: want 2 and a duplicate error", code, errOut)
+	}
+}

@@ -1,0 +1,393 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/policy"
+	"github.com/dlsched/dlsched/sim"
+)
+
+// serverGPUs is the size of the servers --cluster builds: each type's GPUs
+// are split into servers of this many GPUs, the last one taking the rest.
+const serverGPUs = 4
+
+// hasCLP reports whether the CLP engine is compiled in. Without it the
+// pure-Go simplex refuses programs of more than about 150 jobs, so the
+// built-in workload is smaller.
+func hasCLP() bool {
+	for _, s := range allocation.Solvers() {
+		if s == allocation.CLP {
+			return true
+		}
+	}
+	return false
+}
+
+// Built-in workload: a contended cluster of 24 GPUs (8 of each type), with
+// single-GPU jobs arriving faster than the cluster drains them.
+const (
+	defaultCluster = "v100=8,p100=8,k80=8"
+	defaultRate    = 4.0 // jobs per hour
+)
+
+func defaultJobs() int {
+	if hasCLP() {
+		return 400
+	}
+	return 60
+}
+
+// workloadFlags are the flags simulate and compare share.
+type workloadFlags struct {
+	jobs       int
+	rate       float64
+	seed       uint64
+	multiGPU   bool
+	priorities bool
+	trace      string
+	cluster    string
+	round      time.Duration
+	recompute  time.Duration
+	restart    time.Duration
+	window     string
+	out        string
+	progress   bool
+	fs         *flag.FlagSet
+}
+
+func (w *workloadFlags) register(fs *flag.FlagSet) {
+	w.fs = fs
+	fs.IntVar(&w.jobs, "jobs", defaultJobs(), "number of generated jobs")
+	fs.Float64Var(&w.rate, "rate", defaultRate, "mean arrival rate in jobs per hour (0: all arrive at time 0)")
+	fs.Uint64Var(&w.seed, "seed", 0, "generator seed")
+	fs.BoolVar(&w.multiGPU, "multi-gpu", false, "generate multi-GPU jobs (1, 2, 4, 8 GPUs)")
+	fs.BoolVar(&w.priorities, "priorities", false, "give 20% of the jobs weight 5")
+	fs.StringVar(&w.trace, "trace", "", "read the workload from a JSON-lines trace instead of generating it")
+	fs.StringVar(&w.cluster, "cluster", defaultCluster, "GPUs per type, TYPE=N,…, in servers of 4 GPUs")
+	fs.DurationVar(&w.round, "round", sim.DefaultRound, "round length")
+	fs.DurationVar(&w.recompute, "recompute", 0, "least time between policy calls on arrivals and completions")
+	fs.DurationVar(&w.restart, "restart", 0, "time a job loses each time it (re)starts")
+	fs.StringVar(&w.window, "window", "", "jobs measured, START:END in arrival order (END empty or 0: to the end); empty: all")
+	fs.StringVar(&w.out, "out", "", "directory to write the results to")
+	fs.BoolVar(&w.progress, "progress", false, "show a progress bar on standard error even if it is not a terminal")
+}
+
+// setup is a workload ready to simulate.
+type setup struct {
+	jobs    []policy.Job
+	cluster allocation.Cluster
+	options sim.Options
+	flags   *workloadFlags
+}
+
+// build checks the flags and builds the workload and cluster.
+func (w *workloadFlags) build(cmd string) (*setup, error) {
+	cluster, err := parseCluster(w.cluster)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s: --cluster: %v", cmd, err)}
+	}
+	window, err := parseWindow(w.window)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s: --window: %v", cmd, err)}
+	}
+	if w.round <= 0 || w.recompute < 0 || w.restart < 0 {
+		return nil, usageError{fmt.Errorf("%s: --round must be positive, --recompute and --restart not negative", cmd)}
+	}
+	var jobs []policy.Job
+	if w.trace != "" {
+		if jobs, err = w.readTrace(cmd); err != nil {
+			return nil, err
+		}
+	} else {
+		if w.jobs <= 0 {
+			return nil, usageError{fmt.Errorf("%s: --jobs: %d is not positive", cmd, w.jobs)}
+		}
+		jobs, err = sim.Generator{Seed: w.seed, Jobs: w.jobs, Rate: w.rate, MultiGPU: w.multiGPU, Priorities: w.priorities}.Generate()
+		if err != nil {
+			return nil, usageError{fmt.Errorf("%s: %v", cmd, err)}
+		}
+	}
+	if window.End > len(jobs) || (window.End == 0 && window.Start >= len(jobs)) {
+		return nil, usageError{fmt.Errorf("%s: --window: %s is outside the %d jobs of the workload", cmd, w.window, len(jobs))}
+	}
+	return &setup{jobs: jobs, cluster: cluster, flags: w,
+		options: sim.Options{Window: window, GPUs: cluster.TotalGPUs()}}, nil
+}
+
+// readTrace reads the --trace file (sim.ReadTrace's JSON lines); the
+// generator's flags cannot be combined with it.
+func (w *workloadFlags) readTrace(cmd string) ([]policy.Job, error) {
+	var clash string
+	w.fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "jobs", "rate", "seed", "multi-gpu", "priorities":
+			clash = f.Name
+		}
+	})
+	if clash != "" {
+		return nil, usageError{fmt.Errorf("%s: --%s generates a workload and cannot be used with --trace", cmd, clash)}
+	}
+	f, err := os.Open(w.trace)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s: --trace: %v", cmd, err)}
+	}
+	defer f.Close()
+	jobs, err := sim.ReadTrace(f, w.trace)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s: %v", cmd, err)}
+	}
+	if len(jobs) == 0 {
+		return nil, usageError{fmt.Errorf("%s: --trace: %s holds no jobs", cmd, w.trace)}
+	}
+	return jobs, nil
+}
+
+// describe is the one-line description of the setup printed before results.
+func (s *setup) describe() string {
+	w := s.flags
+	var b strings.Builder
+	if w.trace != "" {
+		fmt.Fprintf(&b, "workload: %d jobs from %s", len(s.jobs), w.trace)
+	} else {
+		kind := "single-GPU"
+		if w.multiGPU {
+			kind = "multi-GPU"
+		}
+		if w.priorities {
+			kind += ", weighted"
+		}
+		fmt.Fprintf(&b, "workload: %d generated %s jobs (seed %d, %g jobs/h)", len(s.jobs), kind, w.seed, w.rate)
+	}
+	fmt.Fprintf(&b, "; cluster: %s (%d GPUs, %d-GPU servers)", w.cluster, s.cluster.TotalGPUs(), serverGPUs)
+	fmt.Fprintf(&b, "; round %v", w.round)
+	if w.recompute > 0 {
+		fmt.Fprintf(&b, ", recompute %v", w.recompute)
+	}
+	if w.restart > 0 {
+		fmt.Fprintf(&b, ", restart %v", w.restart)
+	}
+	if w.window == "" {
+		b.WriteString("; window: all jobs")
+	} else {
+		fmt.Fprintf(&b, "; window: jobs %s", w.window)
+	}
+	solver := "purego"
+	if hasCLP() {
+		solver = "clp"
+	}
+	fmt.Fprintf(&b, "; LP: %s", solver)
+	return b.String()
+}
+
+// simulation returns a simulation of the setup under p.
+func (s *setup) simulation(p policy.Policy, progress func(finished, total int)) *sim.Simulation {
+	return &sim.Simulation{Cluster: s.cluster, Policy: p, Round: s.flags.round,
+		Recompute: s.flags.recompute, Restart: s.flags.restart, Progress: progress}
+}
+
+// runError adds a hint to a simulation that failed because the pure-Go LP
+// engine refused its size.
+func runError(name string, err error) error {
+	if errors.Is(err, allocation.ErrTooLarge) {
+		return fmt.Errorf("%s: %w; this build has only the pure-Go LP engine (about 150 jobs at once): build with cgo and CLP, or use fewer --jobs or a lower --rate", name, err)
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// parseCluster reads TYPE=GPUS,… into servers of serverGPUs GPUs each (the
+// last server of a type takes the remainder), named TYPE-0, TYPE-1, ….
+func parseCluster(spec string) (allocation.Cluster, error) {
+	var c allocation.Cluster
+	seen := make(map[string]bool)
+	if strings.TrimSpace(spec) == "" {
+		return c, errors.New("empty; want TYPE=GPUS,… such as v100=36,p100=36,k80=36")
+	}
+	for _, part := range strings.Split(spec, ",") {
+		typ, n, ok := strings.Cut(strings.TrimSpace(part), "=")
+		typ = strings.TrimSpace(typ)
+		if !ok || typ == "" {
+			return c, fmt.Errorf("%q: want TYPE=GPUS, such as v100=36", part)
+		}
+		if seen[typ] {
+			return c, fmt.Errorf("type %q listed twice", typ)
+		}
+		seen[typ] = true
+		gpus, err := strconv.Atoi(strings.TrimSpace(n))
+		if err != nil || gpus <= 0 || gpus > 1<<20 {
+			return c, fmt.Errorf("%q: GPU count %q is not a positive integer", part, n)
+		}
+		for i := 0; gpus > 0; i++ {
+			g := min(gpus, serverGPUs)
+			c.Servers = append(c.Servers, allocation.Server{
+				ID: fmt.Sprintf("%s-%d", typ, i), Accelerator: allocation.Accelerator(typ), GPUs: g,
+			})
+			gpus -= g
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// parseWindow reads START:END (END may be empty, meaning the end of the
+// trace); the empty string and "all" select every job.
+func parseWindow(spec string) (sim.Window, error) {
+	if spec == "" || spec == "all" {
+		return sim.Window{}, nil
+	}
+	a, b, ok := strings.Cut(spec, ":")
+	if !ok {
+		return sim.Window{}, fmt.Errorf("%q: want START:END, such as 4000:5000", spec)
+	}
+	start, err := strconv.Atoi(a)
+	if err != nil || start < 0 {
+		return sim.Window{}, fmt.Errorf("%q: start %q is not a non-negative integer", spec, a)
+	}
+	end := 0
+	if b != "" {
+		end, err = strconv.Atoi(b)
+		if err != nil || end < 0 {
+			return sim.Window{}, fmt.Errorf("%q: end %q is not a non-negative integer", spec, b)
+		}
+		if end != 0 && end <= start {
+			return sim.Window{}, fmt.Errorf("%q: end is not after start", spec)
+		}
+	}
+	return sim.Window{Start: start, End: end}, nil
+}
+
+// newBar returns a progress bar on stderr, or nil if none should be shown:
+// only when stderr is a terminal or force is set.
+func newBar(stderr io.Writer, force bool, total int, desc string) *progressbar.ProgressBar {
+	if !force {
+		f, ok := stderr.(*os.File)
+		if !ok || !term.IsTerminal(int(f.Fd())) {
+			return nil
+		}
+	}
+	return progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(stderr),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+}
+
+func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	name := fs.String("policy", "gavel.las", "registered policy name")
+	config := fs.String("config", "", "policy configuration as a JSON object")
+	var w workloadFlags
+	w.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return usageError{fmt.Errorf("simulate: %v", err)}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("simulate: unexpected argument %q", fs.Arg(0))}
+	}
+	p, err := policy.New(*name, []byte(*config))
+	if err != nil {
+		return err
+	}
+	s, err := w.build("simulate")
+	if err != nil {
+		return err
+	}
+	var progress func(int, int)
+	bar := newBar(stderr, w.progress, len(s.jobs), *name)
+	if bar != nil {
+		progress = func(done, _ int) { _ = bar.Set(done) }
+	}
+	res, err := s.simulation(p, progress).Run(ctx, s.jobs)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return runError(*name, err)
+	}
+	sum, err := sim.Summarize(res.Jobs, res.Rounds, s.options)
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	fmt.Fprintln(stdout, s.describe())
+	if err := printSummary(stdout, *name, sum); err != nil {
+		return err
+	}
+	if w.out == "" {
+		return nil
+	}
+	if err := os.MkdirAll(w.out, 0o755); err != nil {
+		return err
+	}
+	for file, v := range map[string]any{"summary.json": sum, "jobs.json": res.Jobs, "rounds.json": res.Rounds} {
+		if err := writeJSON(filepath.Join(w.out, file), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printSummary prints a summary as an aligned two-column table.
+func printSummary(out io.Writer, name string, s sim.Summary) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	rows := []struct {
+		k string
+		v string
+	}{
+		{"policy", name},
+		{"jobs measured", fmt.Sprintf("%d of %d (%d finished, %d unfinished, %d never ran)", s.Jobs, s.TraceJobs, s.Finished, s.Unfinished, s.NeverRan)},
+		{"GPUs", strconv.Itoa(s.GPUs)},
+		{"avg JCT", hours(s.AvgJCT)},
+		{"median JCT", hours(s.MedianJCT)},
+		{"p99 JCT", hours(s.P99JCT)},
+		{"makespan", hours(s.Makespan) + unfinishedNote(s.TraceUnfinished)},
+		{"mean FTF", fmt.Sprintf("%.3f", s.MeanFTF)},
+		{"worst FTF", fmt.Sprintf("%.3f", s.WorstFTF)},
+		{"unfair fraction", fmt.Sprintf("%.1f %% (FTF > %g)", 100*s.UnfairFraction, s.UnfairThreshold)},
+		{"mean FTF (contention)", fmt.Sprintf("%.3f", s.MeanFTFContention)},
+		{"worst FTF (contention)", fmt.Sprintf("%.3f", s.WorstFTFContention)},
+		{"unfair fraction (contention)", fmt.Sprintf("%.1f %%", 100*s.UnfairFractionContention)},
+		{"utilization", fmt.Sprintf("%.1f %%", 100*s.Utilization)},
+		{"mean time to first run", hours(s.MeanTimeToFirstRun)},
+	}
+	for _, r := range rows {
+		fmt.Fprintf(w, "%s\t%s\n", r.k, r.v)
+	}
+	return w.Flush()
+}
+
+func hours(seconds float64) string { return fmt.Sprintf("%.2f h", seconds/3600) }
+
+func unfinishedNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (lower bound: %d jobs unfinished)", n)
+}
+
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
