@@ -39,6 +39,13 @@ type Simulation struct {
 	// round in which it did not run, its first run included (Shockwave
 	// charges 20 s); zero means none.
 	Restart time.Duration
+	// Speed, if set, returns the steps per second job j makes in run: the
+	// hook through which models of speed plug in (elastic GPU counts and
+	// batch sizes, batch-size schedules, CPU and memory). Nil means the
+	// job's Throughput on the run's type, or its Colocated throughput with
+	// the partner when the run is a pair. The job passed in carries its
+	// progress so far; Speed must not modify it.
+	Speed func(j *policy.Job, run placement.Run) float64
 	// Progress, if set, is called after every round with the number of
 	// jobs finished and the total.
 	Progress func(finished, total int)
@@ -175,7 +182,10 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 					continue
 				}
 				rate := st.job.Throughput[run.Accelerator]
-				if run.Partner != "" {
+				switch {
+				case s.Speed != nil:
+					rate = s.Speed(&st.job, run)
+				case run.Partner != "":
 					other := run.Partner
 					if id == run.Partner {
 						other = run.Job

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/placement"
 	"github.com/dlsched/dlsched/policy"
 	"github.com/dlsched/dlsched/policy/gavel"
 	"github.com/google/go-cmp/cmp"
@@ -104,5 +105,29 @@ func TestCancelled(t *testing.T) {
 	s := &Simulation{Cluster: allocation.Cluster{Servers: []allocation.Server{{ID: "n", Accelerator: "v100", GPUs: 1}}}, Policy: &gavel.FIFO{}}
 	if _, err := s.Run(ctx, []policy.Job{job("A", 0, time.Hour, 1)}); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+// Speed replaces the throughput table: here a job runs twice as fast as its
+// table says, so a 1000 s job finishes at 500 s.
+func TestSpeedHook(t *testing.T) {
+	s := &Simulation{
+		Cluster: allocation.Cluster{Servers: []allocation.Server{{ID: "n", Accelerator: "v100", GPUs: 1}}},
+		Policy:  &gavel.FIFO{},
+		Speed: func(j *policy.Job, run placement.Run) float64 {
+			return 2 * j.Throughput[run.Accelerator]
+		},
+	}
+	res, err := s.Run(context.Background(), []policy.Job{job("A", 0, 1000*time.Second, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Jobs[0].Finish; got != 500*time.Second {
+		t.Errorf("finish %v, want 500 s", got)
+	}
+	// A speed of zero is a simulator error, not a silent stall.
+	s.Speed = func(*policy.Job, placement.Run) float64 { return 0 }
+	if _, err := s.Run(context.Background(), []policy.Job{job("A", 0, 1000*time.Second, 1)}); err == nil {
+		t.Error("zero speed: no error")
 	}
 }

@@ -338,12 +338,10 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := os.MkdirAll(w.out, 0o755); err != nil {
 		return err
 	}
-	for file, v := range map[string]any{"summary.json": sum, "jobs.json": res.Jobs, "rounds.json": res.Rounds} {
-		if err := writeJSON(filepath.Join(w.out, file), v); err != nil {
-			return err
-		}
+	if err := writeJSON(filepath.Join(w.out, "summary.json"), sum); err != nil {
+		return err
 	}
-	return nil
+	return res.WriteFiles(w.out) // jobs.csv, rounds.csv, result.json, times in seconds
 }
 
 // printSummary prints a summary as an aligned two-column table.

@@ -39,15 +39,20 @@ func TestSimulateOut(t *testing.T) {
 	if sum.Jobs != 10 || sum.TraceJobs != 20 || sum.GPUs != 12 {
 		t.Errorf("summary %+v: want 10 of 20 jobs measured on 12 GPUs", sum)
 	}
-	var jobs []sim.JobRecord
-	readJSON(t, filepath.Join(dir, "jobs.json"), &jobs)
-	if len(jobs) != 20 || !jobs[0].Finished {
-		t.Errorf("jobs.json: %d records, want 20 finished", len(jobs))
+	jobs, err := os.ReadFile(filepath.Join(dir, "jobs.csv"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	var rounds []sim.RoundRecord
-	readJSON(t, filepath.Join(dir, "rounds.json"), &rounds)
-	if len(rounds) == 0 || rounds[0].GPUs != 12 {
-		t.Errorf("rounds.json: %d rounds, want some on 12 GPUs", len(rounds))
+	if lines := strings.Count(string(jobs), "\n"); lines != 21 || !strings.HasPrefix(string(jobs), strings.Join(sim.JobsCSVHeader, ",")) {
+		t.Errorf("jobs.csv: %d lines, want a header and 20 jobs:\n%s", lines, jobs)
+	}
+	var res struct {
+		Jobs   []map[string]any `json:"jobs"`
+		Rounds []map[string]any `json:"rounds"`
+	}
+	readJSON(t, filepath.Join(dir, "result.json"), &res)
+	if len(res.Jobs) != 20 || len(res.Rounds) == 0 || res.Rounds[0]["gpus"] != 12.0 {
+		t.Errorf("result.json: %d jobs, %d rounds; want 20 jobs and rounds on 12 GPUs", len(res.Jobs), len(res.Rounds))
 	}
 }
 
