@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -130,4 +131,27 @@ func TestSpeedHook(t *testing.T) {
 	if _, err := s.Run(context.Background(), []policy.Job{job("A", 0, 1000*time.Second, 1)}); err == nil {
 		t.Error("zero speed: no error")
 	}
+}
+
+// BenchmarkSimulation replays 1000 jobs from Gavel's generator at 5.6
+// jobs/hour on Gavel's 36/36/36 cluster under gavel.las with 1920 s
+// recomputation, and reports simulated rounds per second.
+func BenchmarkSimulation(b *testing.B) {
+	if !slices.Contains(allocation.Solvers(), allocation.CLP) {
+		b.Skip("needs CLP")
+	}
+	jobs, err := Generator{Seed: 0, Jobs: 1000, Rate: 5.6}.Generate()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &Simulation{Cluster: gavelCluster(36), Policy: &gavel.MaxMinFairness{}, Recompute: 1920 * time.Second}
+	rounds := 0
+	for b.Loop() {
+		res, err := s.Run(context.Background(), jobs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rounds += len(res.Rounds)
+	}
+	b.ReportMetric(float64(rounds)/b.Elapsed().Seconds(), "rounds/s")
 }
