@@ -39,13 +39,15 @@ type Simulation struct {
 	// round in which it did not run, its first run included (Shockwave
 	// charges 20 s); zero means none.
 	Restart time.Duration
-	// Speed, if set, returns the steps per second job j makes in run: the
-	// hook through which models of speed plug in (elastic GPU counts and
-	// batch sizes, batch-size schedules, CPU and memory). Nil means the
-	// job's Throughput on the run's type, or its Colocated throughput with
-	// the partner when the run is a pair. The job passed in carries its
-	// progress so far; Speed must not modify it.
-	Speed func(j *policy.Job, run placement.Run) float64
+	// Speed, if set, returns the steps per second job j makes in run,
+	// given the grant g the policy made it (GPU count, batch size, CPU and
+	// memory): the hook through which models of speed plug in (Pollux's
+	// goodput, Shockwave's batch-size schedules, Synergy's CPU and memory
+	// sensitivity). Nil means the job's Throughput on the run's type, or
+	// its Colocated throughput with the partner when the run is a pair.
+	// The job passed in carries its progress so far; Speed must not modify
+	// it.
+	Speed func(j *policy.Job, g allocation.Grant, run placement.Run) float64
 	// Progress, if set, is called after every round with the number of
 	// jobs finished and the total.
 	Progress func(finished, total int)
@@ -184,7 +186,7 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 				rate := st.job.Throughput[run.Accelerator]
 				switch {
 				case s.Speed != nil:
-					rate = s.Speed(&st.job, run)
+					rate = s.Speed(&st.job, alloc[id], run)
 				case run.Partner != "":
 					other := run.Partner
 					if id == run.Partner {
@@ -211,8 +213,11 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 					work = need
 				}
 				st.job.StepsDone = min(st.job.StepsTotal, st.job.StepsDone+rate*work)
-				st.job.AttainedGPUSeconds += float64(st.job.GPUs) * work
-				st.rec.GPUSeconds += float64(st.job.GPUs) * work
+				// Service is charged on the GPUs the run holds, which an
+				// elastic policy may have set apart from the job's request.
+				gpus := float64(sumGPUs(run.Assignments))
+				st.job.AttainedGPUSeconds += gpus * work
+				st.rec.GPUSeconds += gpus * work
 			}
 		}
 		placements := next.Placement()

@@ -44,6 +44,12 @@ func TestFIFOHandTrace(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("JCTs (-want +got):\n%s", diff)
 	}
+	for _, r := range res.Jobs {
+		// Service is GPUs × run time: A 1×1000, B 1×2000, C 2×500.
+		if want := map[string]float64{"A": 1000, "B": 2000, "C": 1000}[r.ID]; r.GPUSeconds != want {
+			t.Errorf("job %s: %v GPU-seconds, want %v", r.ID, r.GPUSeconds, want)
+		}
+	}
 	if n := len(res.Rounds); n != 8 { // rounds start at 0, 360, …, 2520
 		t.Errorf("%d rounds, want 8", n)
 	}
@@ -115,7 +121,10 @@ func TestSpeedHook(t *testing.T) {
 	s := &Simulation{
 		Cluster: allocation.Cluster{Servers: []allocation.Server{{ID: "n", Accelerator: "v100", GPUs: 1}}},
 		Policy:  &gavel.FIFO{},
-		Speed: func(j *policy.Job, run placement.Run) float64 {
+		Speed: func(j *policy.Job, g allocation.Grant, run placement.Run) float64 {
+			if g.GPUs != 1 || run.Accelerator != "v100" {
+				t.Errorf("Speed got grant %+v on %s", g, run.Accelerator)
+			}
 			return 2 * j.Throughput[run.Accelerator]
 		},
 	}
@@ -127,7 +136,7 @@ func TestSpeedHook(t *testing.T) {
 		t.Errorf("finish %v, want 500 s", got)
 	}
 	// A speed of zero is a simulator error, not a silent stall.
-	s.Speed = func(*policy.Job, placement.Run) float64 { return 0 }
+	s.Speed = func(*policy.Job, allocation.Grant, placement.Run) float64 { return 0 }
 	if _, err := s.Run(context.Background(), []policy.Job{job("A", 0, 1000*time.Second, 1)}); err == nil {
 		t.Error("zero speed: no error")
 	}
