@@ -97,20 +97,12 @@ func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (
 	if err != nil {
 		return nil, err
 	}
-	for _, j := range jobs {
-		if j.StepsTotal == 0 {
-			return nil, fmt.Errorf("%w: job %q: steps_total: unknown; %s needs every job's remaining steps",
-				policy.ErrInvalidSnapshot, j.ID, p.Name())
-		}
-	}
-	if err := checkVariant(p.Name(), p.Agnostic, p.SpaceSharing); err != nil {
+	if err := needSteps(p.Name(), jobs); err != nil {
 		return nil, err
 	}
-	var pp []allocation.Pair
-	if p.SpaceSharing {
-		if pp, err = pairs(s.Cluster, jobs); err != nil {
-			return nil, err
-		}
+	pp, err := variantPairs(p.Name(), s.Cluster, jobs, p.Agnostic, p.SpaceSharing)
+	if err != nil {
+		return nil, err
 	}
 	prog, ids, tput := newProgram(s.Cluster, jobs, p.Solver, bestIfAgnostic(p.Agnostic), pp...)
 	iso, isoX := isolated(s.Cluster, prog, tput)

@@ -54,14 +54,9 @@ func (p *MaxMinFairness) Allocate(ctx context.Context, s *policy.Snapshot) (*pol
 	if err := p.check(jobs); err != nil {
 		return nil, err
 	}
-	if err := checkVariant(p.Name(), p.Agnostic, p.SpaceSharing); err != nil {
+	pp, err := variantPairs(p.Name(), s.Cluster, jobs, p.Agnostic, p.SpaceSharing)
+	if err != nil {
 		return nil, err
-	}
-	var pp []allocation.Pair
-	if p.SpaceSharing {
-		if pp, err = pairs(s.Cluster, jobs); err != nil {
-			return nil, err
-		}
 	}
 	prog, ids, terms, unit := p.program(s.Cluster, jobs, pp...)
 	res, err := prog.MaximizeMin(ctx, terms, allocation.Sum(terms...))

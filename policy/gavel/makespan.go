@@ -57,20 +57,12 @@ func (p *Makespan) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.De
 	if err != nil || len(jobs) == 0 {
 		return empty(p.Name(), err)
 	}
-	for _, j := range jobs {
-		if j.StepsTotal == 0 {
-			return nil, fmt.Errorf("%w: job %q: steps_total: unknown; %s needs every job's remaining steps",
-				policy.ErrInvalidSnapshot, j.ID, p.Name())
-		}
-	}
-	if err := checkVariant(p.Name(), p.Agnostic, p.SpaceSharing); err != nil {
+	if err := needSteps(p.Name(), jobs); err != nil {
 		return nil, err
 	}
-	var pp []allocation.Pair
-	if p.SpaceSharing {
-		if pp, err = pairs(s.Cluster, jobs); err != nil {
-			return nil, err
-		}
+	pp, err := variantPairs(p.Name(), s.Cluster, jobs, p.Agnostic, p.SpaceSharing)
+	if err != nil {
+		return nil, err
 	}
 	prog, ids, _ := newProgram(s.Cluster, jobs, p.Solver, bestIfAgnostic(p.Agnostic), pp...)
 	var terms []allocation.Expr

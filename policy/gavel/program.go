@@ -182,3 +182,24 @@ func variantFactory(agnostic, ss bool, fresh func() (policy.Policy, switches)) p
 		return p, checkVariant(p.Name(), *sw.agnostic, spaceSharing)
 	}
 }
+
+// variantPairs checks the variant switches and returns the space-sharing
+// pairs among jobs when ss is set.
+func variantPairs(name string, c allocation.Cluster, jobs []*policy.Job, agnostic, ss bool) ([]allocation.Pair, error) {
+	if err := checkVariant(name, agnostic, ss); err != nil || !ss {
+		return nil, err
+	}
+	return pairs(c, jobs)
+}
+
+// needSteps reports a job whose length is unknown to a policy that needs
+// every job's remaining steps.
+func needSteps(name string, jobs []*policy.Job) error {
+	for _, j := range jobs {
+		if j.StepsTotal == 0 {
+			return fmt.Errorf("%w: job %q: steps_total: unknown; %s needs every job's remaining steps",
+				policy.ErrInvalidSnapshot, j.ID, name)
+		}
+	}
+	return nil
+}
