@@ -36,11 +36,8 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	list := fs.String("policies", defaultPolicies, "comma-separated registered policy names")
 	var w workloadFlags
 	w.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return usageError{fmt.Errorf("compare: %v", err)}
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("compare: unexpected argument %q", fs.Arg(0))}
+	if err := parse(fs, args); err != nil {
+		return err
 	}
 	var names []string
 	seen := make(map[string]bool)

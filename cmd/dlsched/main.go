@@ -129,11 +129,8 @@ func allocate(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	in := fs.String("in", "-", "snapshot file, - for standard input")
 	config := fs.String("config", "", "policy configuration as a JSON object")
 	useExample := fs.Bool("example", false, "use the built-in example snapshot")
-	if err := fs.Parse(args); err != nil {
-		return usageError{fmt.Errorf("allocate: %v", err)}
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("allocate: unexpected argument %q", fs.Arg(0))}
+	if err := parse(fs, args); err != nil {
+		return err
 	}
 	p, err := policy.New(*name, []byte(*config))
 	if err != nil {
@@ -175,6 +172,18 @@ func decode(data []byte, snap *policy.Snapshot) error {
 	}
 	if d.More() {
 		return fmt.Errorf("%w: trailing data after the snapshot", policy.ErrInvalidSnapshot)
+	}
+	return nil
+}
+
+// parse parses a subcommand's flags, which take no positional arguments;
+// errors are usage errors named after the subcommand.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return usageError{fmt.Errorf("%s: %v", fs.Name(), err)}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))}
 	}
 	return nil
 }

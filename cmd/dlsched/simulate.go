@@ -298,11 +298,8 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	config := fs.String("config", "", "policy configuration as a JSON object")
 	var w workloadFlags
 	w.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return usageError{fmt.Errorf("simulate: %v", err)}
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("simulate: unexpected argument %q", fs.Arg(0))}
+	if err := parse(fs, args); err != nil {
+		return err
 	}
 	p, err := policy.New(*name, []byte(*config))
 	if err != nil {
