@@ -6,8 +6,9 @@
 // and the snapshot: it reads no clock, no global randomness and no map order,
 // so the same inputs always give a bit-identical Decision. Policies live in
 // sub-packages, one per system (policy/gavel, …), and register themselves
-// under names of the form "<system>.<variant>"; New builds one by name, which
-// is how the dlsched command and configuration files find them.
+// under names of the form "<system>" or "<system>.<variant>"; New builds one
+// by name, which is how the dlsched command and configuration files find
+// them.
 //
 // Runner runs a policy in the background for a scheduler's hot paths: it
 // recomputes the decision when triggered or woken, rate-limited, and

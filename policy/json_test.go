@@ -13,6 +13,7 @@ import (
 
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/policy"
+	"github.com/dlsched/dlsched/throughput"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -232,7 +233,7 @@ func TestSnapshotJSONDecodeHandWritten(t *testing.T) {
 			Elastic: &policy.Elastic{
 				MinGPUs: 1, MaxGPUs: 4, BatchSize: 64, MaxBatchSize: 512,
 				LocalBatchMin: 8, LocalBatchMax: 128,
-				Perf: policy.Perf{
+				Perf: throughput.Params{
 					AlphaC: 0.1, BetaC: 0.01, AlphaN: 0.2, BetaN: 0.02,
 					AlphaR: 0.05, BetaR: 0.005, Gamma: 1.2,
 				},
@@ -414,7 +415,7 @@ func mustPanic(t *testing.T, what, want string, f func()) {
 func TestRegisterPanics(t *testing.T) {
 	registerTestPolicies()
 	for _, name := range []string{
-		"Gavel.LAS", "gavel", "gavel.", ".las", "", "gavel.las.x", "gavel.-x",
+		"Gavel.LAS", "Gavel", "gavel.", ".las", "", "gavel.las.x", "gavel.-x",
 		"1gavel.las", "gavel las", "gavel_x.las", "gavel.LAS", " gavel.las",
 	} {
 		mustPanic(t, fmt.Sprintf("Register(%q)", name), fmt.Sprintf("malformed name %q", name), func() {

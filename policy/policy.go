@@ -76,11 +76,11 @@ var registry struct {
 	factories map[string]Factory
 }
 
-var validName = regexp.MustCompile(`^[a-z][a-z0-9]*\.[a-z0-9][a-z0-9-]*$`)
+var validName = regexp.MustCompile(`^[a-z][a-z0-9]*(\.[a-z0-9][a-z0-9-]*)?$`)
 
 // Register makes a policy available to New under name, which must have the
-// form "<system>.<variant>" in lower case. It is meant to be called from a
-// policy package's init function, and panics if name is malformed or taken:
+// form "<system>" or "<system>.<variant>" in lower case. It is meant to be
+// called from a policy package's init function, and panics if name is malformed or taken:
 // both are programming errors.
 func Register(name, description string, f Factory) {
 	if !validName.MatchString(name) {

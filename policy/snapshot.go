@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/throughput"
 )
 
 // Snapshot is an immutable view of one scheduling round. In JSON, times are
@@ -88,25 +89,24 @@ type Elastic struct {
 	// means no bound.
 	LocalBatchMin int `json:"local_batch_min,omitempty"`
 	LocalBatchMax int `json:"local_batch_max,omitempty"`
-	// Perf are the fitted parameters of the iteration-time model.
-	Perf Perf `json:"perf"`
-	// GradSqr and GradVar are the squared norm and the variance of the
-	// gradient, from which the gradient noise scale follows.
+	// Perf are the fitted parameters of the iteration-time model; the zero
+	// value means not yet fitted, and the job is then assumed to scale
+	// linearly.
+	Perf throughput.Params `json:"perf"`
+	// GradSqr and GradVar are the squared norm of the gradient and the
+	// trace of its covariance at BatchSize (efficiency.Grad); both zero
+	// means not yet measured, and every batch size is then taken to be
+	// fully efficient.
 	GradSqr float64 `json:"grad_sqr"`
 	GradVar float64 `json:"grad_var"`
-}
-
-// Perf are the parameters of Pollux's iteration-time model: compute time
-// α_c + β_c·m per micro-step of m examples, synchronization α + β·(K−2)
-// across nodes (N) or within one (R), overlapped with exponent γ ≥ 1.
-type Perf struct {
-	AlphaC float64 `json:"alpha_c"`
-	BetaC  float64 `json:"beta_c"`
-	AlphaN float64 `json:"alpha_n"`
-	BetaN  float64 `json:"beta_n"`
-	AlphaR float64 `json:"alpha_r"`
-	BetaR  float64 `json:"beta_r"`
-	Gamma  float64 `json:"gamma"`
+	// ProfiledGPUs is the largest GPU count the job has been measured on;
+	// Pollux offers a job at most twice that, so that it grows only as fast
+	// as its model can be trusted. Zero means never measured.
+	ProfiledGPUs int `json:"profiled_gpus,omitempty"`
+	// Restarts counts how often the job has been restarted to change its
+	// resources; Pollux discounts further restarts of a job that has had
+	// many.
+	Restarts int `json:"restarts,omitempty"`
 }
 
 // Adaptive holds the facts Shockwave needs about a job whose batch size

@@ -195,6 +195,10 @@ func (e *Elastic) validate() error {
 		}
 	}
 	switch {
+	case e.ProfiledGPUs < 0:
+		return bad("elastic.profiled_gpus", "%d is negative", e.ProfiledGPUs)
+	case e.Restarts < 0:
+		return bad("elastic.restarts", "%d is negative", e.Restarts)
 	case e.MinGPUs < 0:
 		return bad("elastic.min_gpus", "%d is negative", e.MinGPUs)
 	case e.MaxGPUs < 0 || (e.MaxGPUs > 0 && e.MaxGPUs < e.MinGPUs):

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/policy"
+	"github.com/dlsched/dlsched/throughput"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -53,7 +54,7 @@ func validElastic() *policy.Elastic {
 		MinGPUs: 1, MaxGPUs: 4,
 		BatchSize: 128, MaxBatchSize: 1024,
 		LocalBatchMin: 16, LocalBatchMax: 256,
-		Perf: policy.Perf{
+		Perf: throughput.Params{
 			AlphaC: 0.01, BetaC: 0.001, AlphaN: 0.02, BetaN: 0.002,
 			AlphaR: 0.005, BetaR: 0.0005, Gamma: 1.5,
 		},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/policy"
+	"github.com/dlsched/dlsched/throughput"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -41,7 +42,7 @@ func traceTestJobs() []policy.Job {
 			GPUs: 0,
 			Elastic: &policy.Elastic{
 				MinGPUs: 1, MaxGPUs: 8, BatchSize: 128,
-				Perf:    policy.Perf{AlphaC: 0.1, BetaC: 0.01, Gamma: 1.5},
+				Perf:    throughput.Params{AlphaC: 0.1, BetaC: 0.01, Gamma: 1.5},
 				GradSqr: 2, GradVar: 3,
 			},
 			Adaptive:    &policy.Adaptive{Regimes: []int{32, 64}, EpochSeconds: []float64{60, 40}, Epochs: 10},
