@@ -26,7 +26,7 @@ const tiny = 1e-8
 // A step with s extra accumulation micro-steps takes
 // T_iter = s·T_accum + T_optim and processes K·m·(s+1) examples.
 //
-// The zero value predicts zero times; a Gamma of zero counts as 1.
+// A Gamma of zero counts as 1.
 type Params struct {
 	AlphaC float64 `json:"alpha_c"`
 	BetaC  float64 `json:"beta_c"`
