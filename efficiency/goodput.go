@@ -118,7 +118,10 @@ const gridPoints = 50
 //     return a batch several times MaxBatch. A rounded-up m is rounded down
 //     again if that keeps the batch at least M0; only when no whole split
 //     does (M0 = MaxBatch = 128 on 3 GPUs) is the smallest batch above M0
-//     used, 129 here.
+//     used, 129 here. A candidate that clamping to LocalMin still pushes
+//     above MaxBatch (with accumulation: m raised to LocalMin on several
+//     micro-steps) is skipped; on one GPU the forced second micro-step is
+//     dropped first if that fits.
 //   - The batch is never below M0, where efficiency is undefined: such
 //     candidates are skipped, where the paper's code failed an assertion.
 func (g Goodput) Optimize(nodes, replicas int, l Limits) (Config, bool) {
@@ -141,29 +144,48 @@ func (g Goodput) Optimize(nodes, replicas int, l Limits) (Config, bool) {
 		return Config{}, false
 	}
 	const eps = 1e-8
-	var best Config
-	found := false
-	for _, total := range geomspace(float64(minBatch), float64(maxBatch), gridPoints) {
-		local := total / float64(k)
-		s := 0
-		m := 0
-		if l.Accumulation {
-			s = int(math.Ceil(local/float64(hi)-eps)) - 1
-			if k == 1 && local > float64(m0)+eps {
-				s = max(s, 1) // two micro-batches at least, to measure the noise
-			}
-			m = int(math.Ceil(local/float64(s+1) - eps))
-		} else if k == 1 {
-			m = m0
-		} else {
-			m = int(math.Ceil(local - eps))
-		}
+	// place clamps m into [lo, hi] for s extra micro-steps and applies the
+	// two guards; it reports false if the candidate must be skipped.
+	place := func(m, s int) (int, bool) {
 		m = min(max(m, lo), hi)
 		steps := k * (s + 1)
 		if m*steps > maxBatch && m-1 >= lo && (m-1)*steps >= m0 {
 			m--
 		}
 		if m*steps < m0 {
+			return 0, false
+		}
+		// Above MaxBatch only as the smallest whole split reaching M0.
+		if m*steps > maxBatch && m > (m0+steps-1)/steps {
+			return 0, false
+		}
+		return m, true
+	}
+	var best Config
+	found := false
+	for _, total := range geomspace(float64(minBatch), float64(maxBatch), gridPoints) {
+		local := total / float64(k)
+		s := 0
+		m := 0
+		ok := false
+		if l.Accumulation {
+			s0 := int(math.Ceil(local/float64(hi)-eps)) - 1
+			s = s0
+			if k == 1 && local > float64(m0)+eps {
+				s = max(s, 1) // two micro-batches at least, to measure the noise
+			}
+			m, ok = place(int(math.Ceil(local/float64(s+1)-eps)), s)
+			if !ok && s != s0 {
+				// The forced second micro-step would exceed MaxBatch.
+				s = s0
+				m, ok = place(int(math.Ceil(local/float64(s+1)-eps)), s)
+			}
+		} else if k == 1 {
+			m, ok = place(m0, 0)
+		} else {
+			m, ok = place(int(math.Ceil(local-eps)), 0)
+		}
+		if !ok {
 			continue
 		}
 		gp := g.Evaluate(nodes, k, float64(m), s)
