@@ -39,6 +39,11 @@ type Simulation struct {
 	// round in which it did not run, its first run included (Shockwave
 	// charges 20 s); zero means none.
 	Restart time.Duration
+	// Reallocate is the time a running job loses when its GPUs change from
+	// one round to the next, to checkpoint and restart on the new ones
+	// (Pollux charges 30 s, and the same as Restart); zero means none. Each
+	// restart of an elastic job counts in its Elastic.Restarts.
+	Reallocate time.Duration
 	// Speed, if set, returns the steps per second job j makes in run,
 	// given the grant g the policy made it (GPU count, batch size, CPU and
 	// memory): the hook through which models of speed plug in (Pollux's
@@ -48,6 +53,11 @@ type Simulation struct {
 	// The job passed in carries its progress so far; Speed must not modify
 	// it.
 	Speed func(j *policy.Job, g allocation.Grant, run placement.Run) float64
+	// Observe, if set, is called after every run of a job with the time it
+	// worked, so that a model can update what the job reports: its
+	// throughput model, gradient statistics and profiled GPUs. It may modify
+	// j, which is the simulation's own copy (Elastic and Adaptive included).
+	Observe func(j *policy.Job, g allocation.Grant, run placement.Run, worked time.Duration)
 	// Progress, if set, is called after every round with the number of
 	// jobs finished and the total.
 	Progress func(finished, total int)
@@ -73,7 +83,8 @@ type state struct {
 // Run simulates jobs (Arrival, GPUs, Throughput and StepsTotal set) until
 // every job finishes. Jobs are admitted at the first round boundary at or
 // after their arrival; a job that completes its steps mid-round finishes at
-// that exact time. Run checks every round that no GPU is given twice and no
+// that exact time. A decision with a Placement is carried out as it is for
+// the round; otherwise Gavel's round mechanism places its time shares. Run checks every round that no GPU is given twice and no
 // job runs where its throughput is zero, and honours ctx between rounds.
 func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error) {
 	if s.Policy == nil {
@@ -92,6 +103,15 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 			return nil, fmt.Errorf("%w: job %q: steps_total: %v; a simulated job needs its length", policy.ErrInvalidSnapshot, j.ID, j.StepsTotal)
 		}
 		j.StepsDone, j.Placement = 0, nil
+		if j.Elastic != nil { // the simulation's own copies, for Observe
+			e := *j.Elastic
+			j.Elastic = &e
+		}
+		if j.Adaptive != nil {
+			a := *j.Adaptive
+			a.History = slices.Clone(a.History)
+			j.Adaptive = &a
+		}
 		best := slices.Max(append(slices.Collect(maps.Values(j.Throughput)), 0))
 		pending[i] = &state{job: j, rec: JobRecord{
 			ID: j.ID, Tenant: j.Tenant, GPUs: j.GPUs, Arrival: j.Arrival,
@@ -165,11 +185,18 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 				alloc[id] = g
 			}
 		}
-		next, l, err := mech.Next(ledger, s.Cluster, alloc)
+		var (
+			next placement.Round
+			err  error
+		)
+		if decision.Placement != nil {
+			next, err = placed(s.Cluster, active, alloc, decision.Placement)
+		} else {
+			next, ledger, err = mech.Next(ledger, s.Cluster, alloc)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("sim: round at %v: %w", now, err)
 		}
-		ledger = l
 		if err := checkRound(s.Cluster, next); err != nil {
 			return nil, fmt.Errorf("sim: round at %v: %w", now, err)
 		}
@@ -199,8 +226,14 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 				}
 				ran[id] = true
 				start := now
-				if !st.ranLast {
+				switch {
+				case !st.ranLast:
 					start += s.Restart
+				case s.Reallocate > 0 && !sameGPUs(st.job.Placement, run.Assignments):
+					start += s.Reallocate
+				}
+				if start > now && st.job.Elastic != nil {
+					st.job.Elastic.Restarts++
 				}
 				if !st.rec.Ran {
 					st.rec.Ran, st.rec.FirstRun = true, now
@@ -218,6 +251,9 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 				gpus := float64(sumGPUs(run.Assignments))
 				st.job.AttainedGPUSeconds += gpus * work
 				st.rec.GPUSeconds += gpus * work
+				if s.Observe != nil {
+					s.Observe(&st.job, alloc[id], run, seconds(work))
+				}
 			}
 		}
 		placements := next.Placement()
@@ -253,6 +289,53 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 		res.Jobs = append(res.Jobs, st.rec)
 	}
 	return &res, nil
+}
+
+// placed turns a decision's placement into the round's runs, for the active
+// jobs it names.
+func placed(c allocation.Cluster, active []*state, alloc allocation.Allocation, p map[string][]allocation.Assignment) (placement.Round, error) {
+	var r placement.Round
+	for _, st := range active {
+		as := p[st.job.ID]
+		if len(as) == 0 {
+			continue
+		}
+		var typ allocation.Accelerator
+		for _, a := range as {
+			srv, ok := c.Server(a.Server)
+			if !ok {
+				return r, fmt.Errorf("job %q placed on unknown server %q", st.job.ID, a.Server)
+			}
+			if typ != "" && srv.Accelerator != typ {
+				return r, fmt.Errorf("job %q placed on both %s and %s", st.job.ID, typ, srv.Accelerator)
+			}
+			typ = srv.Accelerator
+		}
+		if g := alloc[st.job.ID]; g.GPUs != sumGPUs(as) {
+			return r, fmt.Errorf("job %q granted %d GPUs but placed on %d", st.job.ID, g.GPUs, sumGPUs(as))
+		}
+		as = slices.Clone(as)
+		slices.SortFunc(as, func(a, b allocation.Assignment) int { return cmp.Compare(a.Server, b.Server) })
+		r.Runs = append(r.Runs, placement.Run{Job: st.job.ID, Accelerator: typ, Assignments: as})
+	}
+	return r, nil
+}
+
+// sameGPUs reports whether two placements hold the same GPUs per server.
+func sameGPUs(a, b []allocation.Assignment) bool {
+	count := make(map[string]int)
+	for _, x := range a {
+		count[x.Server] += x.GPUs
+	}
+	for _, x := range b {
+		count[x.Server] -= x.GPUs
+	}
+	for _, n := range count {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // checkRound verifies that no server gives out more GPUs than it has.

@@ -97,7 +97,7 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					last = done
 				}
 			}
-			res, err := s.simulation(policies[i], progress).Run(ctx, s.jobs)
+			res, err := s.simulation(policies[i], progress).Run(ctx, s.jobsFor(names[i]))
 			if err == nil {
 				o.result = res
 				o.summary, err = sim.Summarize(res.Jobs, res.Rounds, s.options)

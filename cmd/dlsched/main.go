@@ -64,6 +64,7 @@ import (
 
 	"github.com/dlsched/dlsched/policy"
 	_ "github.com/dlsched/dlsched/policy/gavel"
+	_ "github.com/dlsched/dlsched/policy/pollux"
 )
 
 //go:embed example.json

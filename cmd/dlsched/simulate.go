@@ -67,6 +67,8 @@ type workloadFlags struct {
 	window     string
 	out        string
 	progress   bool
+	pollux     string
+	traces     string
 	fs         *flag.FlagSet
 }
 
@@ -85,6 +87,8 @@ func (w *workloadFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&w.window, "window", "", "jobs measured, START:END in arrival order (END empty or 0: to the end); empty: all")
 	fs.StringVar(&w.out, "out", "", "directory to write the results to")
 	fs.BoolVar(&w.progress, "progress", false, "show a progress bar on standard error even if it is not a terminal")
+	fs.StringVar(&w.pollux, "pollux-workload", "", "read a Pollux workload CSV: elastic jobs for pollux, their tuned configurations for other policies\n(defaults: --cluster t4=64 --round 1m --restart 30s)")
+	fs.StringVar(&w.traces, "pollux-traces", "", "Pollux's per-model traces directory for --pollux-workload; empty: the built-in synthetic models")
 }
 
 // setup is a workload ready to simulate.
@@ -93,10 +97,32 @@ type setup struct {
 	cluster allocation.Cluster
 	options sim.Options
 	flags   *workloadFlags
+	// For a Pollux workload: the jobs with their tuned configurations, for
+	// every policy but pollux, and the model of their speed.
+	tuned   []policy.Job
+	elastic *sim.Elastic
+}
+
+// jobsFor returns the jobs policy name simulates.
+func (s *setup) jobsFor(name string) []policy.Job {
+	if s.tuned != nil && name != "pollux" {
+		return s.tuned
+	}
+	return s.jobs
 }
 
 // build checks the flags and builds the workload and cluster.
 func (w *workloadFlags) build(cmd string) (*setup, error) {
+	var (
+		jobs, tuned []policy.Job
+		elastic     *sim.Elastic
+		err         error
+	)
+	if w.pollux != "" {
+		if jobs, tuned, elastic, err = w.readPollux(cmd); err != nil {
+			return nil, err
+		}
+	}
 	cluster, err := parseCluster(w.cluster)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("%s: --cluster: %v", cmd, err)}
@@ -108,12 +134,15 @@ func (w *workloadFlags) build(cmd string) (*setup, error) {
 	if w.round <= 0 || w.recompute < 0 || w.restart < 0 {
 		return nil, usageError{fmt.Errorf("%s: --round must be positive, --recompute and --restart not negative", cmd)}
 	}
-	var jobs []policy.Job
-	if w.trace != "" {
+	switch {
+	case w.pollux != "": // read first, for its defaults
+	case w.traces != "":
+		return nil, usageError{fmt.Errorf("%s: --pollux-traces needs --pollux-workload", cmd)}
+	case w.trace != "":
 		if jobs, err = w.readTrace(cmd); err != nil {
 			return nil, err
 		}
-	} else {
+	default:
 		if w.jobs <= 0 {
 			return nil, usageError{fmt.Errorf("%s: --jobs: %d is not positive", cmd, w.jobs)}
 		}
@@ -125,8 +154,45 @@ func (w *workloadFlags) build(cmd string) (*setup, error) {
 	if window.End > len(jobs) || (window.End == 0 && window.Start >= len(jobs)) {
 		return nil, usageError{fmt.Errorf("%s: --window: %s is outside the %d jobs of the workload", cmd, w.window, len(jobs))}
 	}
-	return &setup{jobs: jobs, cluster: cluster, flags: w,
+	return &setup{jobs: jobs, cluster: cluster, flags: w, tuned: tuned, elastic: elastic,
 		options: sim.Options{Window: window, GPUs: cluster.TotalGPUs()}}, nil
+}
+
+// readPollux reads the --pollux-workload file twice, as elastic and as tuned
+// jobs, and sets the flags' Pollux defaults: a 64-GPU T4 cluster of 4-GPU
+// servers, 60 s rounds and 30 s restarts, unless given.
+func (w *workloadFlags) readPollux(cmd string) (jobs, tuned []policy.Job, model *sim.Elastic, err error) {
+	set := map[string]bool{}
+	w.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, f := range []string{"trace", "jobs", "rate", "seed", "multi-gpu", "priorities"} {
+		if set[f] {
+			return nil, nil, nil, usageError{fmt.Errorf("%s: --%s cannot be used with --pollux-workload", cmd, f)}
+		}
+	}
+	apps := sim.SyntheticApps()
+	if w.traces != "" {
+		if apps, err = sim.LoadApps(w.traces); err != nil {
+			return nil, nil, nil, usageError{fmt.Errorf("%s: --pollux-traces: %v", cmd, err)}
+		}
+	}
+	if jobs, model, err = sim.ReadPolluxWorkloadFile(w.pollux, apps, sim.WorkloadOptions{}); err != nil {
+		return nil, nil, nil, usageError{fmt.Errorf("%s: %v", cmd, err)}
+	}
+	if tuned, _, err = sim.ReadPolluxWorkloadFile(w.pollux, apps, sim.WorkloadOptions{Tuned: true}); err != nil {
+		return nil, nil, nil, usageError{fmt.Errorf("%s: %v", cmd, err)}
+	}
+	model.Prepare(jobs)
+	model.Prepare(tuned)
+	if !set["cluster"] {
+		w.cluster = string(sim.PolluxGPU) + "=64"
+	}
+	if !set["round"] {
+		w.round = time.Minute
+	}
+	if !set["restart"] {
+		w.restart = 30 * time.Second
+	}
+	return jobs, tuned, model, nil
 }
 
 // readTrace reads the --trace file (sim.ReadTrace's JSON lines); the
@@ -161,9 +227,16 @@ func (w *workloadFlags) readTrace(cmd string) ([]policy.Job, error) {
 func (s *setup) describe() string {
 	w := s.flags
 	var b strings.Builder
-	if w.trace != "" {
+	switch {
+	case w.pollux != "":
+		models := "synthetic models"
+		if w.traces != "" {
+			models = "models from " + w.traces
+		}
+		fmt.Fprintf(&b, "workload: %d Pollux jobs from %s (%s; tuned configurations for all but pollux)", len(s.jobs), w.pollux, models)
+	case w.trace != "":
 		fmt.Fprintf(&b, "workload: %d jobs from %s", len(s.jobs), w.trace)
-	} else {
+	default:
 		kind := "single-GPU"
 		if w.multiGPU {
 			kind = "multi-GPU"
@@ -196,8 +269,12 @@ func (s *setup) describe() string {
 
 // simulation returns a simulation of the setup under p.
 func (s *setup) simulation(p policy.Policy, progress func(finished, total int)) *sim.Simulation {
-	return &sim.Simulation{Cluster: s.cluster, Policy: p, Round: s.flags.round,
+	sm := &sim.Simulation{Cluster: s.cluster, Policy: p, Round: s.flags.round,
 		Recompute: s.flags.recompute, Restart: s.flags.restart, Progress: progress}
+	if s.elastic != nil {
+		sm.Speed, sm.Observe, sm.Reallocate = s.elastic.Speed, s.elastic.Observe, s.flags.restart
+	}
+	return sm
 }
 
 // runError adds a hint to a simulation that failed because the pure-Go LP
@@ -314,7 +391,7 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if bar != nil {
 		progress = func(done, _ int) { _ = bar.Set(done) }
 	}
-	res, err := s.simulation(p, progress).Run(ctx, s.jobs)
+	res, err := s.simulation(p, progress).Run(ctx, s.jobsFor(*name))
 	if bar != nil {
 		_ = bar.Finish()
 	}

@@ -1,0 +1,236 @@
+package pollux
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/efficiency"
+	"github.com/dlsched/dlsched/policy"
+)
+
+// job is what the search knows about one job, in priority order.
+type job struct {
+	id string
+	// fixed is the GPU count of a job without Elastic facts, which runs at
+	// exactly that count or not at all; zero for elastic jobs.
+	fixed int
+	// minReplicas and maxReplicas bound the job's GPU count when it runs.
+	minReplicas, maxReplicas int
+	// speedup is nil for a job whose throughput model is not fitted yet: it
+	// is then assumed to scale linearly.
+	speedup *efficiency.Speedup
+	// linearBase normalises the linear speedup like the fitted one.
+	linearBase float64
+	// allowed marks the nodes whose accelerator the job can use.
+	allowed []bool
+	// current is the job's row of the current allocation.
+	current []int
+	running bool
+	// restart is the factor a change of allocation multiplies the job's
+	// speedup by: max(age − restarts·δ, 0)/(age + δ).
+	restart float64
+}
+
+// problem is one round's search space: jobs × nodes.
+type problem struct {
+	ctx   context.Context
+	jobs  []job
+	nodes []allocation.Server
+	// typ numbers each node's accelerator type, and types counts them.
+	typ   []int
+	types int
+	p     float64
+	avoid bool
+}
+
+// newProblem orders the jobs by priority (least attained service, then
+// arrival, then ID) and the nodes by ID, and derives every bound.
+func newProblem(s *policy.Snapshot, cfg *Pollux) (*problem, error) {
+	pr := &problem{ctx: context.Background(), p: cfg.p(), avoid: !cfg.AllowInterference}
+	pr.nodes = slices.SortedFunc(slices.Values(s.Cluster.Servers), func(a, b allocation.Server) int {
+		return cmp.Compare(a.ID, b.ID)
+	})
+	col := make(map[string]int, len(pr.nodes))
+	typeNum := make(map[allocation.Accelerator]int)
+	for i, n := range pr.nodes {
+		col[n.ID] = i
+		t, ok := typeNum[n.Accelerator]
+		if !ok {
+			t = len(typeNum)
+			typeNum[n.Accelerator] = t
+		}
+		pr.typ = append(pr.typ, t)
+	}
+	pr.types = len(typeNum)
+	order := slices.Clone(s.Jobs)
+	slices.SortFunc(order, func(a, b policy.Job) int {
+		return cmp.Or(cmp.Compare(a.AttainedGPUSeconds, b.AttainedGPUSeconds),
+			cmp.Compare(a.Arrival, b.Arrival), cmp.Compare(a.ID, b.ID))
+	})
+	total := s.Cluster.TotalGPUs()
+	maxNode := 0
+	for _, n := range pr.nodes {
+		maxNode = max(maxNode, n.GPUs)
+	}
+	delta := cfg.restart().Seconds()
+	for i := range order {
+		j := &order[i]
+		b := job{id: j.ID, allowed: make([]bool, len(pr.nodes)), current: make([]int, len(pr.nodes))}
+		for k, n := range pr.nodes {
+			b.allowed[k] = n.GPUs > 0 && (len(j.Throughput) == 0 || j.Throughput[n.Accelerator] > 0)
+		}
+		for _, a := range j.Placement {
+			b.current[col[a.Server]] += a.GPUs
+			b.running = true
+		}
+		restarts := 0
+		if e := j.Elastic; e != nil {
+			restarts = e.Restarts
+			b.minReplicas = max(e.MinGPUs, 1)
+			// Offer at most twice what the job was measured on, and no more
+			// GPUs than its largest batch can feed with LocalBatchMin each.
+			b.maxReplicas = total
+			if e.ProfiledGPUs > 0 {
+				b.maxReplicas = 2 * e.ProfiledGPUs
+			}
+			if e.MaxGPUs > 0 {
+				b.maxReplicas = min(b.maxReplicas, e.MaxGPUs)
+			}
+			maxBatch := max(e.MaxBatchSize, e.BatchSize)
+			b.maxReplicas = min(b.maxReplicas, maxBatch/max(e.LocalBatchMin, 1))
+			b.maxReplicas = max(b.maxReplicas, b.minReplicas)
+			// The fair share the speedup is measured against, as in the
+			// paper's simulator, capped at what the job may use.
+			fair := min(max(ceilDiv(total, len(s.Jobs)), 1), b.maxReplicas)
+			fairNodes := max(ceilDiv(fair, max(maxNode, 1)), 1)
+			if fitted(e) {
+				g := efficiency.Goodput{Perf: e.Perf, Grad: efficiency.Grad{Sqr: e.GradSqr, Var: e.GradVar}, BatchSize: e.BatchSize}
+				b.speedup = efficiency.NewSpeedup(g, limits(e), fairNodes, fair)
+			} else {
+				b.linearBase = float64(fair)
+			}
+		} else {
+			b.fixed = j.GPUs
+			b.minReplicas, b.maxReplicas = j.GPUs, j.GPUs
+		}
+		age := (s.Now - j.Arrival).Seconds()
+		b.restart = math.Max(age-float64(restarts)*delta, 0) / (age + delta)
+		pr.jobs = append(pr.jobs, b)
+	}
+	return pr, nil
+}
+
+// fitted reports whether the job's throughput model has been fitted.
+func fitted(e *policy.Elastic) bool {
+	return e.Perf.AlphaC > 0 || e.Perf.BetaC > 0
+}
+
+// limits returns the batch-size limits of an elastic job; Pollux always
+// lets jobs accumulate gradients.
+func limits(e *policy.Elastic) efficiency.Limits {
+	return efficiency.Limits{
+		MaxBatch: max(e.MaxBatchSize, e.BatchSize),
+		LocalMin: e.LocalBatchMin, LocalMax: e.LocalBatchMax,
+		Accumulation: true,
+	}
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+func sum(row []int) int {
+	t := 0
+	for _, r := range row {
+		t += r
+	}
+	return t
+}
+
+// speedup returns job j's speedup with replicas GPUs over nodes nodes.
+func (pr *problem) speedup(j int, nodes, replicas int) float64 {
+	b := &pr.jobs[j]
+	switch {
+	case replicas == 0:
+		return 0
+	case b.fixed > 0:
+		if replicas == b.fixed {
+			return 1
+		}
+		return 0
+	case b.speedup == nil:
+		return float64(replicas) / b.linearBase
+	}
+	return b.speedup.At(nodes, replicas)
+}
+
+// fitness returns the p-mean of the jobs' speedups under the allocation a
+// (rows of jobs, columns of nodes), each discounted by its restart factor if
+// its row differs from its current one:
+//
+//	F = ((1/J) Σ_j (s_j + 10⁻³)^p)^(1/p).
+func (pr *problem) fitness(a []int) float64 {
+	n := len(pr.nodes)
+	const floor = 1e-3
+	total := 0.0
+	for j := range pr.jobs {
+		row := a[j*n : (j+1)*n]
+		s := pr.speedup(j, spans(row), sum(row))
+		if pr.jobs[j].running && !slices.Equal(row, pr.jobs[j].current) {
+			s *= pr.jobs[j].restart
+		}
+		if pr.p == 0 {
+			total += math.Log(s + floor)
+		} else {
+			total += math.Pow(s+floor, pr.p)
+		}
+	}
+	mean := total / float64(len(pr.jobs))
+	if pr.p == 0 {
+		return math.Exp(mean)
+	}
+	return math.Pow(mean, 1/pr.p)
+}
+
+// validate checks the allocation a against every constraint repair enforces;
+// it guards the decision against a bug in the search.
+func (pr *problem) validate(a []int) error {
+	n := len(pr.nodes)
+	used := make([]int, n)
+	distributed := make([]int, n)
+	for j, b := range pr.jobs {
+		row := a[j*n : (j+1)*n]
+		nodes, replicas := 0, 0
+		for k, r := range row {
+			if r < 0 || (r > 0 && !b.allowed[k]) {
+				return fmt.Errorf("pollux: job %q: %d GPUs on node %q", b.id, r, pr.nodes[k].ID)
+			}
+			if r > 0 {
+				nodes++
+				replicas += r
+				used[k] += r
+			}
+		}
+		if replicas > 0 && (replicas < b.minReplicas || replicas > b.maxReplicas) {
+			return fmt.Errorf("pollux: job %q: %d GPUs outside [%d, %d]", b.id, replicas, b.minReplicas, b.maxReplicas)
+		}
+		if pr.avoid && nodes > 1 {
+			for k, r := range row {
+				if r > 0 {
+					distributed[k]++
+				}
+			}
+		}
+	}
+	for k, node := range pr.nodes {
+		if used[k] > node.GPUs {
+			return fmt.Errorf("pollux: node %q: %d GPUs given, %d exist", node.ID, used[k], node.GPUs)
+		}
+		if distributed[k] > 1 {
+			return fmt.Errorf("pollux: node %q hosts %d distributed jobs", node.ID, distributed[k])
+		}
+	}
+	return nil
+}
