@@ -1,7 +1,8 @@
 // Package dlsched is a library of deep-learning GPU-cluster scheduling
 // policies, each faithful to its paper, behind one interface that an existing
 // scheduler embeds: it describes its cluster and jobs in a policy.Snapshot and
-// gets back a policy.Decision of time shares and resources.
+// gets back a policy.Decision of time shares and resources (and, for
+// policies that place, GPUs per server and batch sizes).
 //
 // # Quick start
 //
@@ -19,6 +20,8 @@
 //   - policy: the Policy interface, Snapshot, Job, Decision, validation and
 //     the name → policy registry.
 //   - policy/gavel: Gavel's heterogeneity-aware policies (OSDI'20).
+//   - policy/pollux: Pollux's co-adaptive GPU and batch-size search
+//     (OSDI'21), with Optimus and fixed-configuration baselines.
 //   - allocation: accelerator types, servers, clusters, the Allocation a
 //     policy returns, and the LP layer over the allocation matrix.
 //   - throughput, efficiency, bayes: the models policies rest on (job speed,

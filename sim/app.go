@@ -761,10 +761,11 @@ func SyntheticApps() map[string]*App {
 
 // WorkloadOptions configures ReadPolluxWorkload.
 type WorkloadOptions struct {
-	// Tuned makes every job a fixed job with the workload's "TunedJobs"
-	// configuration, for the baselines (Optimus+Oracle, Tiresias): GPUs =
-	// num_replicas and a fixed global batch of batch_size. Otherwise the
-	// jobs are elastic, for Pollux, which ignores those two columns.
+	// Tuned gives every job the workload's "TunedJobs" configuration, for
+	// the baselines: GPUs = num_replicas (the count pollux.fixed runs it
+	// on) and a fixed global batch of batch_size (pollux.optimus keeps the
+	// batch and chooses the GPUs). Otherwise the jobs are elastic, for
+	// Pollux, which ignores those two columns.
 	Tuned bool
 	// Name names the input in errors; empty means "workload".
 	Name string
@@ -788,9 +789,8 @@ type WorkloadOptions struct {
 //     picks. NCF jobs are pinned as in the paper's Pollux runs: BatchSize
 //     and MaxBatchSize 32768, and MaxGPUs 1.
 //
-// With opt.Tuned, each job instead has GPUs = MinGPUs = MaxGPUs =
-// num_replicas and BatchSize = MaxBatchSize = batch_size (for every
-// application, NCF included). Throughput stays the one-GPU reference rate.
+// With opt.Tuned, each job instead has GPUs = num_replicas and BatchSize =
+// MaxBatchSize = batch_size (for every application, NCF included). Throughput stays the one-GPU reference rate.
 //
 // num_replicas and batch_size must be positive integers, and application a
 // key of apps. Errors wrap ErrTrace as a *TraceError naming the line, job
@@ -868,7 +868,6 @@ func ReadPolluxWorkload(r io.Reader, apps map[string]*App, opt WorkloadOptions) 
 		switch {
 		case opt.Tuned:
 			j.GPUs = reps
-			el.MinGPUs, el.MaxGPUs = reps, reps
 			el.BatchSize, el.MaxBatchSize = batch, batch
 		case app.Name == "ncf":
 			el.BatchSize, el.MaxBatchSize = polluxNCFBatch, polluxNCFBatch

@@ -40,8 +40,8 @@ bert-2,300,bert,2,48
 	// ncf-1     at  135s: 194180 steps, 134.95 steps/s on t4, GPUs 0 (0..1), batch 32768..32768
 	// bert-2    at  300s:  14774 steps,  1.09 steps/s on t4, GPUs 0 (0..0), batch 12..384
 	// tuned: true
-	// cifar10-0 at  107s:  39100 steps,  9.24 steps/s on t4, GPUs 6 (6..6), batch 2048..2048
-	// ncf-1     at  135s: 194180 steps, 134.95 steps/s on t4, GPUs 1 (1..1), batch 32768..32768
-	// bert-2    at  300s:  14774 steps,  1.09 steps/s on t4, GPUs 2 (2..2), batch 48..48
+	// cifar10-0 at  107s:  39100 steps,  9.24 steps/s on t4, GPUs 6 (0..0), batch 2048..2048
+	// ncf-1     at  135s: 194180 steps, 134.95 steps/s on t4, GPUs 1 (0..0), batch 32768..32768
+	// bert-2    at  300s:  14774 steps,  1.09 steps/s on t4, GPUs 2 (0..0), batch 48..48
 	// w.csv:2: job "x": application: unknown application "gpt"
 }

@@ -91,8 +91,8 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 		return nil, fmt.Errorf("%w: sim: no policy", policy.ErrInvalidConfig)
 	}
 	round := cmp.Or(s.Round, DefaultRound)
-	if round < 0 || s.Recompute < 0 || s.Restart < 0 {
-		return nil, fmt.Errorf("%w: sim: negative round, recompute or restart time", policy.ErrInvalidConfig)
+	if round < 0 || s.Recompute < 0 || s.Restart < 0 || s.Reallocate < 0 {
+		return nil, fmt.Errorf("%w: sim: negative round, recompute, restart or reallocate time", policy.ErrInvalidConfig)
 	}
 	if err := s.Cluster.Validate(); err != nil {
 		return nil, err
@@ -109,6 +109,8 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 		}
 		if j.Adaptive != nil {
 			a := *j.Adaptive
+			a.Regimes = slices.Clone(a.Regimes)
+			a.EpochSeconds = slices.Clone(a.EpochSeconds)
 			a.History = slices.Clone(a.History)
 			j.Adaptive = &a
 		}
@@ -302,6 +304,9 @@ func placed(c allocation.Cluster, active []*state, alloc allocation.Allocation, 
 		}
 		var typ allocation.Accelerator
 		for _, a := range as {
+			if a.GPUs <= 0 {
+				return r, fmt.Errorf("job %q placed on %d GPUs of server %q", st.job.ID, a.GPUs, a.Server)
+			}
 			srv, ok := c.Server(a.Server)
 			if !ok {
 				return r, fmt.Errorf("job %q placed on unknown server %q", st.job.ID, a.Server)
