@@ -100,6 +100,19 @@ func (c Config) Batch(replicas int) int {
 	return replicas * c.LocalBatch * (c.Accum + 1)
 }
 
+// Split divides a global batch over replicas GPUs into the fewest
+// micro-steps whose per-GPU batch fits localMax (zero means no limit): s
+// extra micro-steps of m examples per GPU, rounding m up so that
+// K·m·(s+1) ≥ batch. It is how a job runs a batch that a policy fixed.
+func Split(batch, replicas, localMax int) (m, s int) {
+	local := float64(batch) / float64(max(replicas, 1))
+	if localMax > 0 {
+		s = max(int(math.Ceil(local/float64(localMax)-1e-8))-1, 0)
+	}
+	m = max(int(math.Ceil(local/float64(s+1)-1e-8)), 1)
+	return m, s
+}
+
 // gridPoints is the number of candidate global batch sizes Optimize tries,
 // log-spaced between the smallest and the largest allowed.
 const gridPoints = 50

@@ -373,3 +373,23 @@ func TestGeomspace(t *testing.T) {
 		t.Errorf("ends not exact: %v, %v", g[0], g[49])
 	}
 }
+
+// Split uses the fewest micro-steps that fit localMax and rounds the
+// per-GPU batch up.
+func TestSplit(t *testing.T) {
+	for _, c := range []struct {
+		batch, replicas, localMax int
+		m, s                      int
+	}{
+		{128, 1, 0, 128, 0},    // no limit: one step
+		{128, 3, 0, 43, 0},     // 42.67 rounds up
+		{2000, 4, 200, 167, 2}, // 500 per GPU: 3 micro-steps of 167
+		{1024, 2, 256, 256, 1}, // exactly 2 micro-steps of 256
+		{100, 8, 32, 13, 0},    // fits in one step
+		{1, 4, 0, 1, 0},        // less than one example per GPU
+	} {
+		if m, s := Split(c.batch, c.replicas, c.localMax); m != c.m || s != c.s {
+			t.Errorf("Split(%d, %d, %d) = %d, %d; want %d, %d", c.batch, c.replicas, c.localMax, m, s, c.m, c.s)
+		}
+	}
+}

@@ -58,17 +58,6 @@ func grad(app *App, progress, batch float64) efficiency.Grad {
 	return efficiency.Grad{Sqr: math.Max(g.Sqr, 0), Var: math.Max(g.Var, 1e-6)}
 }
 
-// split returns the micro-step configuration of a global batch on replicas
-// GPUs: s extra micro-steps of m examples per GPU, with m at most localMax.
-func split(batch, replicas, localMax int) (m, s int) {
-	local := float64(batch) / float64(replicas)
-	if localMax > 0 {
-		s = max(int(math.Ceil(local/float64(localMax)-1e-8))-1, 0)
-	}
-	m = max(int(math.Ceil(local/float64(s+1)-1e-8)), 1)
-	return m, s
-}
-
 // batch returns the global batch a grant runs at: the policy's choice, or
 // the job's own.
 func batch(j *policy.Job, g allocation.Grant, app *App) int {
@@ -98,7 +87,7 @@ func (e *Elastic) Speed(j *policy.Job, g allocation.Grant, run placement.Run) fl
 		return 0
 	}
 	b := batch(j, g, app)
-	m, s := split(b, k, app.LocalBatchMax)
+	m, s := efficiency.Split(b, k, app.LocalBatchMax)
 	step, sync := app.StepTime(perNode, float64(m))
 	t := step + float64(s)*math.Max(step-sync, 0)
 	if !(t > 0) {

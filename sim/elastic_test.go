@@ -368,8 +368,8 @@ func TestElasticSpeed(t *testing.T) {
 	run4 := one(allocation.Assignment{Server: "n0", GPUs: 2}, allocation.Assignment{Server: "n1", GPUs: 2})
 	got = e.Speed(j, allocation.Grant{GPUs: 4, BatchSize: 2000}, run4)
 	hand := (4008.0 / 2204) / (math.Sqrt(0.8065*0.8065+0.31*0.31) + 2*0.8065)
-	if m, s := split(2000, 4, img.LocalBatchMax); m != 167 || s != 2 {
-		t.Errorf("split(2000, 4, 200) = %d, %d; want 167, 2", m, s)
+	if m, s := efficiency.Split(2000, 4, img.LocalBatchMax); m != 167 || s != 2 {
+		t.Errorf("Split(2000, 4, 200) = %d, %d; want 167, 2", m, s)
 	}
 	step, sync = img.StepTime([]int{2, 2}, 167)
 	gp := efficiency.Goodput{Grad: grad(img, 0, 2004), BatchSize: img.BatchSize}

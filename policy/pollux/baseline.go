@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/efficiency"
 	"github.com/dlsched/dlsched/policy"
 )
 
@@ -123,14 +124,9 @@ func iterTime(j *policy.Job, k, nodeGPUs int) float64 {
 	if e == nil || !fitted(e) {
 		return 1 / float64(k)
 	}
-	local := float64(e.BatchSize) / float64(k)
-	s := 0
-	if e.LocalBatchMax > 0 {
-		s = max(int(math.Ceil(local/float64(e.LocalBatchMax)-1e-8))-1, 0)
-	}
-	m := math.Ceil(local/float64(s+1) - 1e-8)
+	m, s := efficiency.Split(e.BatchSize, k, e.LocalBatchMax)
 	nodes := max(ceilDiv(k, max(nodeGPUs, 1)), 1)
-	return e.Perf.IterTime(nodes, k, m, s)
+	return e.Perf.IterTime(nodes, k, float64(m), s)
 }
 
 // remaining returns the steps a job has left, or 1 when its length is
