@@ -166,14 +166,20 @@ func (p *Pollux) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 	rng := rand.New(rand.NewSource(int64(p.Seed) ^ int64(s.Now)))
 	seeds := append([][]int{pr.currentMatrix(), pr.spread()}, p.State.adapt(pr)...)
 	next := 0
+	var idle *genome // shared by the individuals made after ctx is done
 	newGenome := func(r *rand.Rand) eaopt.Genome {
+		if ctx.Err() != nil {
+			// Evaluate fails first thing, so nothing will change this
+			// genome: finish the population without work.
+			if idle == nil {
+				idle = &genome{pr: pr, a: make([]int, len(seeds[0]))}
+			}
+			return idle
+		}
 		var a []int
-		switch {
-		case next < len(seeds):
+		if next < len(seeds) {
 			a = slices.Clone(seeds[next])
-		case ctx.Err() != nil: // cancelled: finish the population cheaply
-			a = make([]int, len(seeds[0]))
-		default:
+		} else {
 			a = pr.currentMatrix()
 			pr.mutate(a, r)
 		}
