@@ -434,30 +434,3 @@ func (o *objective) minimize(p0 [nParams]float64) ([nParams]float64, float64) {
 	}
 	return p, o.value(p, nil)
 }
-
-func dot(a, b []float64) float64 {
-	var s float64
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
-}
-
-func normInf(a []float64) float64 {
-	var m float64
-	for _, v := range a {
-		m = math.Max(m, math.Abs(v))
-	}
-	return m
-}
-
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-func allFinite(a []float64) bool {
-	for _, v := range a {
-		if !finite(v) {
-			return false
-		}
-	}
-	return true
-}

@@ -216,12 +216,14 @@ func maxOnType(c allocation.Cluster, j *policy.Job) int {
 // packer hands out a cluster's GPUs to jobs one at a time.
 type packer struct {
 	servers []allocation.Server
+	types   []allocation.Accelerator
 	free    map[string]int
 }
 
 func newPacker(c allocation.Cluster) *packer {
 	p := &packer{
 		servers: slices.SortedFunc(slices.Values(c.Servers), func(a, b allocation.Server) int { return cmp.Compare(a.ID, b.ID) }),
+		types:   c.Types(),
 		free:    make(map[string]int),
 	}
 	for _, srv := range p.servers {
@@ -268,7 +270,7 @@ func (p *packer) keep(d *policy.Decision, j *policy.Job) bool {
 func (p *packer) place(d *policy.Decision, j *policy.Job, k int, only allocation.Accelerator) bool {
 	var best []allocation.Assignment
 	var bestType allocation.Accelerator
-	for _, t := range typesOf(p.servers) {
+	for _, t := range p.types {
 		if !usable(j, t) || (only != "" && t != only) {
 			continue
 		}
@@ -327,15 +329,4 @@ func (p *packer) grant(d *policy.Decision, j *policy.Job, k int, t allocation.Ac
 		d.Placement = make(map[string][]allocation.Assignment)
 	}
 	d.Placement[j.ID] = place
-}
-
-func typesOf(servers []allocation.Server) []allocation.Accelerator {
-	var ts []allocation.Accelerator
-	for _, s := range servers {
-		if !slices.Contains(ts, s.Accelerator) {
-			ts = append(ts, s.Accelerator)
-		}
-	}
-	slices.Sort(ts)
-	return ts
 }

@@ -1,6 +1,7 @@
 package pollux
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand"
@@ -158,11 +159,7 @@ func (p *Pollux) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 		p.State = State{}
 		return d, nil
 	}
-	pr, err := newProblem(s, p)
-	if err != nil {
-		return nil, err
-	}
-	pr.ctx = ctx
+	pr := newProblem(ctx, s, p)
 	rng := rand.New(rand.NewSource(int64(p.Seed) ^ int64(s.Now)))
 	seeds := append([][]int{pr.currentMatrix(), pr.spread()}, p.State.adapt(pr)...)
 	next := 0
@@ -187,11 +184,11 @@ func (p *Pollux) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 		pr.repair(a, r)
 		return &genome{pr: pr, a: a}
 	}
-	size := uint(cmpOr(p.Population, DefaultPopulation))
+	size := uint(cmp.Or(p.Population, DefaultPopulation))
 	ga, err := eaopt.GAConfig{
 		NPops:        1,
 		PopSize:      size,
-		NGenerations: uint(cmpOr(p.Generations, DefaultGenerations)),
+		NGenerations: uint(cmp.Or(p.Generations, DefaultGenerations)),
 		HofSize:      1,
 		Model: eaopt.ModDownToSize{
 			NOffsprings: size,
@@ -222,13 +219,6 @@ func (p *Pollux) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 	pr.decide(best, d)
 	p.State = pr.state(ga.Populations[0].Individuals)
 	return d, nil
-}
-
-func cmpOr(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // currentMatrix returns the allocation the jobs hold now.

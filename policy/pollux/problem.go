@@ -49,8 +49,8 @@ type problem struct {
 
 // newProblem orders the jobs by priority (least attained service, then
 // arrival, then ID) and the nodes by ID, and derives every bound.
-func newProblem(s *policy.Snapshot, cfg *Pollux) (*problem, error) {
-	pr := &problem{ctx: context.Background(), p: cfg.p(), avoid: !cfg.AllowInterference}
+func newProblem(ctx context.Context, s *policy.Snapshot, cfg *Pollux) *problem {
+	pr := &problem{ctx: ctx, p: cfg.p(), avoid: !cfg.AllowInterference}
 	pr.nodes = slices.SortedFunc(slices.Values(s.Cluster.Servers), func(a, b allocation.Server) int {
 		return cmp.Compare(a.ID, b.ID)
 	})
@@ -121,7 +121,7 @@ func newProblem(s *policy.Snapshot, cfg *Pollux) (*problem, error) {
 		b.restart = math.Max(age-float64(restarts)*delta, 0) / (age + delta)
 		pr.jobs = append(pr.jobs, b)
 	}
-	return pr, nil
+	return pr
 }
 
 // fitted reports whether the job's throughput model has been fitted.
