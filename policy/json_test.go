@@ -148,7 +148,7 @@ func TestSnapshotJSONFieldNames(t *testing.T) {
 	check("perf", bj["elastic"].(map[string]any)["perf"], []string{
 		"alpha_c", "alpha_n", "alpha_r", "beta_c", "beta_n", "beta_r", "gamma",
 	})
-	check("adaptive", bj["adaptive"], []string{"epoch_seconds", "epochs", "history", "regimes"})
+	check("adaptive", bj["adaptive"], []string{"batch_size", "epoch_seconds", "epochs", "history", "regimes"})
 	check("sensitivity", bj["sensitivity"], []string{"cpus", "memory_gb", "speedup"})
 }
 
@@ -196,7 +196,7 @@ const handSnapshot = `{
 			         "alpha_r": 0.05, "beta_r": 0.005, "gamma": 1.2},
 			"grad_sqr": 0.5, "grad_var": 4
 		},
-		"adaptive": {"regimes": [16, 32], "epoch_seconds": [60, 45.5], "epochs": 90, "history": [10, 0]},
+		"adaptive": {"regimes": [16, 32], "epoch_seconds": [60, 45.5], "epochs": 90, "history": [10, 0], "batch_size": 32},
 		"sensitivity": {"cpus": [1, 3], "memory_gb": [4], "speedup": [[0.7], [1]]}
 	}]
 }`
@@ -240,7 +240,7 @@ func TestSnapshotJSONDecodeHandWritten(t *testing.T) {
 				GradSqr: 0.5, GradVar: 4,
 			},
 			Adaptive: &policy.Adaptive{
-				Regimes: []int{16, 32}, EpochSeconds: []float64{60, 45.5}, Epochs: 90, History: []int{10, 0},
+				Regimes: []int{16, 32}, EpochSeconds: []float64{60, 45.5}, Epochs: 90, History: []int{10, 0}, BatchSize: 32,
 			},
 			Sensitivity: &policy.Sensitivity{
 				CPUs: []float64{1, 3}, MemoryGB: []float64{4}, Speedup: [][]float64{{0.7}, {1}},

@@ -122,6 +122,32 @@ type Adaptive struct {
 	// History counts the epochs completed so far in each regime, aligned
 	// with Regimes.
 	History []int `json:"history,omitempty"`
+	// BatchSize is the batch size in force now, one of Regimes; zero means
+	// Regimes[0]. The epoch under way is observed in this regime.
+	BatchSize int `json:"batch_size,omitempty"`
+}
+
+// Done returns the number of epochs completed, the sum of History.
+func (a *Adaptive) Done() int {
+	n := 0
+	for _, h := range a.History {
+		n += h
+	}
+	return n
+}
+
+// Regime returns the index in Regimes of the batch size in force now, or -1
+// if BatchSize is not one of them.
+func (a *Adaptive) Regime() int {
+	if a.BatchSize == 0 {
+		return 0
+	}
+	for i, b := range a.Regimes {
+		if b == a.BatchSize {
+			return i
+		}
+	}
+	return -1
 }
 
 // Sensitivity holds the facts Synergy needs: the job's throughput on a grid

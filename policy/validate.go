@@ -244,6 +244,9 @@ func (a *Adaptive) validate() error {
 			done += a.History[i]
 		}
 	}
+	if a.BatchSize != 0 && a.Regime() < 0 {
+		return bad("adaptive.batch_size", "%d is not one of the regimes %v", a.BatchSize, a.Regimes)
+	}
 	if done > a.Epochs {
 		return bad("adaptive.history", "%d epochs done, more than the %d in total", done, a.Epochs)
 	}

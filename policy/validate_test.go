@@ -68,6 +68,7 @@ func validAdaptive() *policy.Adaptive {
 		EpochSeconds: []float64{30, 20, 15},
 		Epochs:       10,
 		History:      []int{2, 3, 0},
+		BatchSize:    64,
 	}
 }
 
@@ -322,6 +323,7 @@ func invalidCases() []invalidCase {
 		{"history length", func(a *policy.Adaptive) { a.History = []int{1} }, "adaptive.history: 1 values for 3 regimes"},
 		{"negative history", func(a *policy.Adaptive) { a.History[0] = -1 }, "adaptive.history[0]: -1 is negative"},
 		{"epochs 0", func(a *policy.Adaptive) { a.Epochs, a.History = 0, nil }, "adaptive.epochs: 0"},
+		{"batch_size not a regime", func(a *policy.Adaptive) { a.BatchSize = 48 }, "adaptive.batch_size: 48 is not one of the regimes"},
 		{"history sum above epochs", func(a *policy.Adaptive) { a.History = []int{4, 4, 3} }, "adaptive.history: 11 epochs done, more than the 10 in total"},
 	}
 	for _, tc := range adaptive {
