@@ -9,6 +9,7 @@ import (
 
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/efficiency"
+	"github.com/dlsched/dlsched/placement"
 	"github.com/dlsched/dlsched/policy"
 )
 
@@ -109,10 +110,10 @@ func (o *Optimus) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Dec
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(gpus[b], gpus[a]) })
-	p := newPacker(s.Cluster)
+	g := placement.NewGangs(s.Cluster)
 	for _, i := range order {
 		if gpus[i] > 0 {
-			p.place(d, jobs[i], gpus[i], typ[i])
+			place(g, d, jobs[i], gpus[i], typ[i])
 		}
 	}
 	return d, nil
@@ -154,11 +155,17 @@ func (f *Fixed) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decis
 		return nil, err
 	}
 	d := &policy.Decision{Policy: f.Name(), Allocation: allocation.Allocation{}}
-	p := newPacker(s.Cluster)
+	g := placement.NewGangs(s.Cluster)
 	jobs := byArrival(s.Jobs)
 	for _, j := range jobs {
 		if len(j.Placement) > 0 {
-			p.keep(d, j)
+			if t, ok := g.Keep(j.Placement, j.GPUs, func(t allocation.Accelerator) bool { return usable(j, t) }); ok {
+				k := 0
+				for _, a := range j.Placement {
+					k += a.GPUs
+				}
+				grant(d, j, k, t, slices.Clone(j.Placement))
+			}
 		}
 	}
 	for _, j := range jobs {
@@ -169,7 +176,7 @@ func (f *Fixed) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decis
 		if k == 0 && j.Elastic != nil {
 			k = max(j.Elastic.MinGPUs, 1)
 		}
-		p.place(d, j, k, "")
+		place(g, d, j, k, "")
 	}
 	return d, nil
 }
@@ -213,113 +220,8 @@ func maxOnType(c allocation.Cluster, j *policy.Job) int {
 	return best
 }
 
-// packer hands out a cluster's GPUs to jobs one at a time.
-type packer struct {
-	servers []allocation.Server
-	types   []allocation.Accelerator
-	free    map[string]int
-}
-
-func newPacker(c allocation.Cluster) *packer {
-	p := &packer{
-		servers: slices.SortedFunc(slices.Values(c.Servers), func(a, b allocation.Server) int { return cmp.Compare(a.ID, b.ID) }),
-		types:   c.Types(),
-		free:    make(map[string]int),
-	}
-	for _, srv := range p.servers {
-		p.free[srv.ID] = srv.GPUs
-	}
-	return p
-}
-
-// keep grants a running job its current placement if it is still free, on
-// one type the job can use, and of the job's GPU count when it has one.
-func (p *packer) keep(d *policy.Decision, j *policy.Job) bool {
-	need := make(map[string]int)
-	total := 0
-	var types []allocation.Accelerator
-	for _, a := range j.Placement {
-		need[a.Server] += a.GPUs
-		total += a.GPUs
-		for _, srv := range p.servers {
-			if srv.ID == a.Server && !slices.Contains(types, srv.Accelerator) {
-				types = append(types, srv.Accelerator)
-			}
-		}
-	}
-	if len(types) != 1 || !usable(j, types[0]) || (j.GPUs > 0 && total != j.GPUs) {
-		return false
-	}
-	typ := types[0]
-	for id, n := range need {
-		if p.free[id] < n {
-			return false
-		}
-	}
-	for id, n := range need {
-		p.free[id] -= n
-	}
-	p.grant(d, j, total, typ, slices.Clone(j.Placement))
-	return true
-}
-
-// place puts k GPUs of job j on the fewest servers of one usable type (of
-// type only, unless it is empty): the fullest server that holds them all,
-// or else the servers with the most free GPUs. It reports false, granting
-// nothing, when no such type has k free GPUs.
-func (p *packer) place(d *policy.Decision, j *policy.Job, k int, only allocation.Accelerator) bool {
-	var best []allocation.Assignment
-	var bestType allocation.Accelerator
-	for _, t := range p.types {
-		if !usable(j, t) || (only != "" && t != only) {
-			continue
-		}
-		var cands []allocation.Server
-		freeOnType := 0
-		for _, srv := range p.servers {
-			if srv.Accelerator == t && p.free[srv.ID] > 0 {
-				cands = append(cands, srv)
-				freeOnType += p.free[srv.ID]
-			}
-		}
-		if freeOnType < k {
-			continue
-		}
-		var place []allocation.Assignment
-		fit := -1
-		for i, srv := range cands {
-			if p.free[srv.ID] >= k && (fit < 0 || p.free[srv.ID] < p.free[cands[fit].ID]) {
-				fit = i
-			}
-		}
-		if fit >= 0 {
-			place = []allocation.Assignment{{Server: cands[fit].ID, GPUs: k}}
-		} else {
-			slices.SortStableFunc(cands, func(a, b allocation.Server) int { return cmp.Compare(p.free[b.ID], p.free[a.ID]) })
-			left := k
-			for _, srv := range cands {
-				n := min(left, p.free[srv.ID])
-				place = append(place, allocation.Assignment{Server: srv.ID, GPUs: n})
-				if left -= n; left == 0 {
-					break
-				}
-			}
-		}
-		if best == nil || len(place) < len(best) {
-			best, bestType = place, t
-		}
-	}
-	if best == nil {
-		return false
-	}
-	for _, a := range best {
-		p.free[a.Server] -= a.GPUs
-	}
-	p.grant(d, j, k, bestType, best)
-	return true
-}
-
-func (p *packer) grant(d *policy.Decision, j *policy.Job, k int, t allocation.Accelerator, place []allocation.Assignment) {
+// grant gives job j k GPUs of type t at place.
+func grant(d *policy.Decision, j *policy.Job, k int, t allocation.Accelerator, place []allocation.Assignment) {
 	g := allocation.Grant{GPUs: k, Shares: map[allocation.Accelerator]float64{t: 1}}
 	if j.Elastic != nil {
 		g.BatchSize = j.Elastic.BatchSize
@@ -329,4 +231,13 @@ func (p *packer) grant(d *policy.Decision, j *policy.Job, k int, t allocation.Ac
 		d.Placement = make(map[string][]allocation.Assignment)
 	}
 	d.Placement[j.ID] = place
+}
+
+// place puts k GPUs of job j on the fewest servers of a type it can use
+// (only that type, unless only is empty).
+func place(g *placement.Gangs, d *policy.Decision, j *policy.Job, k int, only allocation.Accelerator) {
+	where, t, ok := g.Place(k, func(t allocation.Accelerator) bool { return usable(j, t) && (only == "" || t == only) })
+	if ok {
+		grant(d, j, k, t, where)
+	}
 }
