@@ -22,6 +22,18 @@
 // absent), Simulation.Reallocate charges Pollux's 30 s whenever a running
 // job's GPUs change, and ReadPolluxWorkload reads Pollux's workloads.
 //
+// Adaptive jobs (Shockwave) change their batch size as they train, by the
+// GNS or Accordion rule (Schedule, Regimes); ReadShockwaveTrace reads
+// Shockwave's traces and Adaptive simulates them. Their unit of progress is
+// the epoch: StepsTotal counts epochs, each taking the time of its own batch
+// size, and the throughput a job reports is epochs per second at the batch
+// size in force now. Simulation.Exclusive set to Adaptive.Exclusive makes
+// finish-time fairness use the post-adaptation runtime, as Shockwave does.
+// Shockwave profiles Accordion jobs with one rule and simulates them with
+// another (without its 30 % clause); here the profile rule serves both, so
+// the simulated job is the profiled one. Shockwave's GNS profiles give the
+// last epoch an earlier batch size by an off-by-one; that is fixed.
+//
 // # What is not
 //
 // Throughputs are the ones given, with no noise and no placement effects

@@ -58,6 +58,12 @@ type Simulation struct {
 	// throughput model, gradient statistics and profiled GPUs. It may modify
 	// j, which is the simulation's own copy (Elastic and Adaptive included).
 	Observe func(j *policy.Job, g allocation.Grant, run placement.Run, worked time.Duration)
+	// Exclusive, if set, returns the job's runtime alone on its GPUs, the
+	// denominator of finish-time fairness ρ recorded as JobRecord.Exclusive
+	// (Adaptive.Exclusive gives an adaptive job's post-adaptation runtime).
+	// It is called once per job at the start of Run, with the simulation's
+	// own copy. Nil means StepsTotal over its best Throughput.
+	Exclusive func(j *policy.Job) time.Duration
 	// Progress, if set, is called after every round with the number of
 	// jobs finished and the total.
 	Progress func(finished, total int)
@@ -115,9 +121,13 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 			j.Adaptive = &a
 		}
 		best := slices.Max(append(slices.Collect(maps.Values(j.Throughput)), 0))
+		excl := seconds(j.StepsTotal / best)
+		if s.Exclusive != nil {
+			excl = s.Exclusive(&j)
+		}
 		pending[i] = &state{job: j, rec: JobRecord{
 			ID: j.ID, Tenant: j.Tenant, GPUs: j.GPUs, Arrival: j.Arrival,
-			Exclusive: seconds(j.StepsTotal / best),
+			Exclusive: excl,
 		}}
 	}
 	slices.SortStableFunc(pending, func(a, b *state) int {
