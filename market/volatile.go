@@ -1,0 +1,472 @@
+package market
+
+import (
+	"cmp"
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// ErrInfeasible reports a volatile market whose lower bounds on rounds
+// cannot all be met.
+var ErrInfeasible = errors.New("market: lower bounds cannot all be met")
+
+// Volatile is Shockwave's multi-round market: buyers are jobs, the goods are
+// the GPU-rounds of the next Rounds rounds, Capacity GPUs each, and a buyer
+// holds its whole gang of Width GPUs in every round it buys. A buyer that
+// holds n rounds reaches progress z(n) = min(1, z₀ + g·n) and leaves
+// S(n) = max(0, R̂ − Δ·min(n, (1−z₀)/g)) seconds of work after the window.
+// The market maximizes
+//
+//	(1/(J·T)) Σᵢ Bᵢ·log̃ zᵢ(nᵢ) − k·maxᵢ Sᵢ(nᵢ)
+//
+// over whole round counts nᵢ ∈ [Minᵢ, T] that pack into the rounds, where
+// log̃ is the piecewise-linear interpolation of log on Breakpoints: the
+// Eisenberg–Gale (budget-weighted Nash welfare) objective over time-expanded
+// goods, with Shockwave's makespan regulariser. The zero value needs only
+// Rounds and Capacity.
+//
+// Every term depends on the plan only through the counts nᵢ, so Solve
+// replaces Shockwave's mixed-integer program by an exact search: for each
+// candidate value M of the largest remaining time (one of the finitely many
+// values Sᵢ(n)), the counts must reach the least n with Sᵢ(n) ≤ M, and the
+// capacity left is spent on the units of log-welfare with the largest gain
+// per GPU-round; log̃ is concave, so each buyer's gains fall with n and the
+// greedy choice is optimal for a fixed M. With unit widths this is the exact
+// optimum (Plan.Bound = Plan.Objective). With gangs the greedy is that of
+// a knapsack and packing rounds can fail; Plan.Bound then bounds the optimum
+// from above by the fractional relaxation, and the gap is at most the gain
+// of one buyer-round per M plus what packing dropped.
+type Volatile struct {
+	// Rounds is the planning window T; Capacity the GPUs in each round.
+	Rounds   int
+	Capacity int
+	// Seconds is the length Δ of a round; zero means 120 (Shockwave's).
+	Seconds float64
+	// Breakpoints are the progress values, ascending from 0 to 1, on which
+	// log is interpolated; nil means Shockwave's 0, 0.2, …, 1.
+	Breakpoints []float64
+	// Origin stands for the progress at breakpoint 0, whose log is -∞;
+	// zero means Shockwave's 10⁻⁶.
+	Origin float64
+	// Makespan is the weight k of the largest remaining time, per second;
+	// zero leaves it out.
+	Makespan float64
+}
+
+// Buyer is one job in a volatile market.
+type Buyer struct {
+	// Budget is the buyer's weight Bᵢ > 0 (1 for all on Shockwave's fair
+	// path, the priority on its relaxed path).
+	Budget float64
+	// Width is the GPUs the buyer holds in each round it buys.
+	Width int
+	// Progress is z₀, the fraction of its work done, in [0,1]; Gain is g,
+	// the fraction one round adds.
+	Progress, Gain float64
+	// Remaining is R̂, the forecast seconds of work left before the window.
+	Remaining float64
+	// Min is the least number of rounds the buyer must get.
+	Min int
+}
+
+// Plan is the outcome of a volatile market.
+type Plan struct {
+	// Counts holds the rounds nᵢ each buyer gets.
+	Counts []int
+	// Schedule lists, for each round, the buyers holding their gang in it,
+	// ascending.
+	Schedule [][]int
+	// Objective is the market's objective at Counts; Bound is an upper
+	// bound on it over all plans, equal to Objective when every Width is 1.
+	Objective, Bound float64
+}
+
+var defaultBreakpoints = []float64{0, 0.2, 0.4, 0.6, 0.8, 1}
+
+// Left returns S(n), the seconds of work the buyer has left after holding n
+// rounds of Δ seconds.
+func (b Buyer) Left(n int, seconds float64) float64 {
+	done := 0.0
+	if b.Gain > 0 {
+		done = seconds * math.Min(float64(n), (1-b.Progress)/b.Gain)
+	}
+	return math.Max(0, b.Remaining-done)
+}
+
+// Log returns log̃ z, the piecewise-linear log on the market's breakpoints,
+// with z clamped to [0,1].
+func (v Volatile) Log(z float64) float64 {
+	bp := v.Breakpoints
+	if bp == nil {
+		bp = defaultBreakpoints
+	}
+	origin := cmp.Or(v.Origin, 1e-6)
+	lg := func(x float64) float64 {
+		if x == 0 {
+			return math.Log(origin)
+		}
+		return math.Log(x)
+	}
+	z = math.Min(math.Max(z, 0), 1)
+	k, _ := slices.BinarySearch(bp, z)
+	if k == 0 {
+		return lg(bp[0])
+	}
+	if k == len(bp) {
+		k--
+	}
+	a, b := bp[k-1], bp[k]
+	return lg(a) + (z-a)/(b-a)*(lg(b)-lg(a))
+}
+
+func (v Volatile) validate(buyers []Buyer) error {
+	switch {
+	case v.Rounds < 1:
+		return fmt.Errorf("%w: rounds: %d; plan at least one round", ErrInvalid, v.Rounds)
+	case v.Capacity < 1:
+		return fmt.Errorf("%w: capacity: %d; a round needs a GPU", ErrInvalid, v.Capacity)
+	case v.Seconds < 0 || math.IsNaN(v.Seconds) || math.IsInf(v.Seconds, 0):
+		return fmt.Errorf("%w: seconds: %v is not a finite non-negative number", ErrInvalid, v.Seconds)
+	case v.Origin < 0 || v.Origin >= 1 || math.IsNaN(v.Origin):
+		return fmt.Errorf("%w: origin: %v is not in [0, 1)", ErrInvalid, v.Origin)
+	case v.Makespan < 0 || math.IsNaN(v.Makespan) || math.IsInf(v.Makespan, 0):
+		return fmt.Errorf("%w: makespan: %v is not a finite non-negative number", ErrInvalid, v.Makespan)
+	}
+	if bp := v.Breakpoints; bp != nil {
+		if len(bp) < 2 || bp[0] != 0 || bp[len(bp)-1] != 1 {
+			return fmt.Errorf("%w: breakpoints: %v must run from 0 to 1", ErrInvalid, bp)
+		}
+		for k := 1; k < len(bp); k++ {
+			if !(bp[k] > bp[k-1]) {
+				return fmt.Errorf("%w: breakpoints: %v must be strictly ascending", ErrInvalid, bp)
+			}
+		}
+	}
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	for i, b := range buyers {
+		switch {
+		case !(b.Budget > 0) || !finite(b.Budget):
+			return fmt.Errorf("%w: buyer %d: budget: %v is not a finite positive number", ErrInvalid, i, b.Budget)
+		case b.Width < 1:
+			return fmt.Errorf("%w: buyer %d: width: %d; a buyer holds at least one GPU", ErrInvalid, i, b.Width)
+		case !(b.Progress >= 0 && b.Progress <= 1):
+			return fmt.Errorf("%w: buyer %d: progress: %v is not in [0, 1]", ErrInvalid, i, b.Progress)
+		case !(b.Gain >= 0) || !finite(b.Gain):
+			return fmt.Errorf("%w: buyer %d: gain: %v is not a finite non-negative number", ErrInvalid, i, b.Gain)
+		case !(b.Remaining >= 0) || !finite(b.Remaining):
+			return fmt.Errorf("%w: buyer %d: remaining: %v is not a finite non-negative number", ErrInvalid, i, b.Remaining)
+		case b.Min < 0:
+			return fmt.Errorf("%w: buyer %d: min: %d is negative", ErrInvalid, i, b.Min)
+		}
+	}
+	return nil
+}
+
+// unit is one buyer-round beyond a buyer's lower bound, in the order the
+// greedy takes them.
+type unit struct {
+	buyer, n int
+	gain     float64 // welfare gained by the buyer's (n+1)-th round
+	width    int
+}
+
+// Solve returns the optimal plan (see Volatile). Buyers are placed into rounds
+// in order of Budget, descending, then index, each taking the rounds with the
+// most free GPUs, earliest first: the first buyers run earliest, and with
+// unit widths every count vector within capacity packs. It returns
+// ErrInfeasible when the lower bounds Min cannot be met, and an error
+// wrapping ctx.Err() once ctx is done.
+func (v Volatile) Solve(ctx context.Context, buyers []Buyer) (Plan, error) {
+	if err := v.validate(buyers); err != nil {
+		return Plan{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Plan{}, fmt.Errorf("market: %w", err)
+	}
+	T, G := v.Rounds, v.Capacity
+	delta := cmp.Or(v.Seconds, 120)
+	J := len(buyers)
+	plan := Plan{Counts: make([]int, J), Schedule: make([][]int, T)}
+	if J == 0 {
+		return plan, nil
+	}
+	norm := 1 / float64(J*T)
+
+	// Values per buyer and count: welfare and time left.
+	welfare := make([][]float64, J)
+	left := make([][]float64, J)
+	base := make([]int, J) // lower bounds from Min
+	capacity := G * T
+	for i, b := range buyers {
+		welfare[i] = make([]float64, T+1)
+		left[i] = make([]float64, T+1)
+		for n := 0; n <= T; n++ {
+			welfare[i][n] = b.Budget * norm * v.Log(b.Progress+b.Gain*float64(n))
+			left[i][n] = b.Left(n, delta)
+		}
+		if b.Min > 0 && (b.Min > T || b.Width > G) {
+			return Plan{}, fmt.Errorf("%w: buyer %d needs %d rounds of %d GPUs; the window has %d rounds of %d", ErrInfeasible, i, b.Min, b.Width, T, G)
+		}
+		base[i] = b.Min
+		capacity -= b.Min * b.Width
+	}
+	if capacity < 0 {
+		return Plan{}, fmt.Errorf("%w: the lower bounds need %d GPU-rounds; the window has %d", ErrInfeasible, G*T-capacity, G*T)
+	}
+
+	// The units above the lower bounds that add welfare, by gain per GPU,
+	// then buyer and round so that each buyer's units stay in order.
+	var units []unit
+	for i, b := range buyers {
+		if b.Width > G {
+			continue
+		}
+		prev := math.Inf(1)
+		for n := base[i]; n < T; n++ {
+			// Clamp rounding noise so that a buyer's gains never rise and
+			// its units stay in order.
+			g := math.Min(welfare[i][n+1]-welfare[i][n], prev)
+			prev = g
+			if g > 0 {
+				units = append(units, unit{buyer: i, n: n, gain: g, width: b.Width})
+			}
+		}
+	}
+	slices.SortFunc(units, func(a, b unit) int {
+		return cmp.Or(cmp.Compare(b.gain/float64(b.width), a.gain/float64(a.width)),
+			cmp.Compare(a.buyer, b.buyer), cmp.Compare(a.n, b.n))
+	})
+	pos := make(map[[2]int]int, len(units))
+	for k, u := range units {
+		pos[[2]int{u.buyer, u.n}] = k
+	}
+	tree := newFenwick(len(units))
+	for k, u := range units {
+		tree.add(k, u.width, u.gain)
+	}
+
+	// Candidate values of the largest time left, descending. Above the
+	// largest time left at the lower bounds nothing changes.
+	low := make([]int, J)
+	copy(low, base)
+	top := 0.0
+	var cands []float64
+	for i := range buyers {
+		top = math.Max(top, left[i][base[i]])
+		for n := base[i]; n <= T; n++ {
+			cands = append(cands, left[i][n])
+		}
+	}
+	slices.SortFunc(cands, func(a, b float64) int { return cmp.Compare(b, a) })
+	cands = slices.Compact(cands)
+
+	forced := 0.0 // welfare of the units below low
+	worst := &leftHeap{}
+	for i := range buyers {
+		forced += welfare[i][low[i]]
+		worst.items = append(worst.items, leftItem{buyer: i, left: left[i][low[i]]})
+	}
+	heap.Init(worst)
+	best, bestM, bound := math.Inf(-1), -1.0, math.Inf(-1)
+	for c, m := range cands {
+		if m > top {
+			continue
+		}
+		if c%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return Plan{}, fmt.Errorf("market: %w", err)
+			}
+		}
+		// Raise the buyers leaving more than m to the least count leaving
+		// at most m; smaller values of m need even more, so the first
+		// failure ends the search.
+		ok := true
+		for ok && worst.items[0].left > m {
+			i := worst.items[0].buyer
+			if low[i] == T || buyers[i].Width > G {
+				ok = false
+				break
+			}
+			if k, in := pos[[2]int{i, low[i]}]; in {
+				tree.add(k, -units[k].width, -units[k].gain)
+			}
+			forced += welfare[i][low[i]+1] - welfare[i][low[i]]
+			capacity -= buyers[i].Width
+			low[i]++
+			worst.items[0].left = left[i][low[i]]
+			heap.Fix(worst, 0)
+		}
+		if !ok || capacity < 0 {
+			break
+		}
+		fill, frac := tree.fill(capacity)
+		value := forced + fill - v.Makespan*m
+		if value > best {
+			best, bestM = value, m
+		}
+		bound = math.Max(bound, forced+frac-v.Makespan*m)
+	}
+	if bestM < 0 {
+		return Plan{}, fmt.Errorf("%w: no plan meets the lower bounds", ErrInfeasible)
+	}
+
+	// Rebuild the counts at the best value: the lower bounds, then the
+	// units in order while they fit.
+	counts := plan.Counts
+	capacity = G * T
+	for i, b := range buyers {
+		n := base[i]
+		for n < T && left[i][n] > bestM {
+			n++
+		}
+		counts[i] = n
+		capacity -= n * b.Width
+	}
+	for _, u := range units {
+		if u.n == counts[u.buyer] && u.width <= capacity {
+			counts[u.buyer]++
+			capacity -= u.width
+		}
+	}
+	if err := v.pack(buyers, &plan); err != nil {
+		return Plan{}, err
+	}
+	plan.Objective = v.objective(buyers, counts, welfare, left)
+	plan.Bound = math.Max(bound, plan.Objective)
+	if !slices.ContainsFunc(buyers, func(b Buyer) bool { return b.Width > 1 }) {
+		plan.Bound = plan.Objective // exact; the relaxation differs only by rounding
+	}
+	return plan, nil
+}
+
+// objective evaluates the market's objective at counts.
+func (v Volatile) objective(buyers []Buyer, counts []int, welfare, left [][]float64) float64 {
+	sum, worst := 0.0, 0.0
+	for i := range buyers {
+		sum += welfare[i][counts[i]]
+		worst = math.Max(worst, left[i][counts[i]])
+	}
+	return sum - v.Makespan*worst
+}
+
+// pack places the counts into rounds, buyers by Budget then index, each
+// taking the rounds with the most free GPUs, earliest first. A buyer that
+// cannot get all its rounds keeps those it got; falling below Min is
+// ErrInfeasible.
+func (v Volatile) pack(buyers []Buyer, plan *Plan) error {
+	T := v.Rounds
+	free := make([]int, T)
+	for t := range free {
+		free[t] = v.Capacity
+	}
+	order := make([]int, len(buyers))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(buyers[b].Budget, buyers[a].Budget) })
+	rounds := make([]int, T)
+	for _, i := range order {
+		n, w := plan.Counts[i], buyers[i].Width
+		if n == 0 {
+			continue
+		}
+		for t := range rounds {
+			rounds[t] = t
+		}
+		slices.SortStableFunc(rounds, func(a, b int) int { return cmp.Compare(free[b], free[a]) })
+		got := 0
+		for _, t := range rounds {
+			if got == n || free[t] < w {
+				break
+			}
+			free[t] -= w
+			plan.Schedule[t] = append(plan.Schedule[t], i)
+			got++
+		}
+		if got < buyers[i].Min {
+			return fmt.Errorf("%w: buyer %d fits in %d rounds, fewer than its %d", ErrInfeasible, i, got, buyers[i].Min)
+		}
+		plan.Counts[i] = got
+	}
+	for t := range plan.Schedule {
+		slices.Sort(plan.Schedule[t])
+	}
+	return nil
+}
+
+// fenwick keeps the widths and gains of the units still on offer, in greedy
+// order, to find the longest prefix within a capacity in O(log n).
+type fenwick struct {
+	width []int
+	gain  []float64
+	// each unit's own width and gain, to price the first unit that does
+	// not fit
+	ownWidth []int
+	ownGain  []float64
+}
+
+func newFenwick(n int) *fenwick {
+	return &fenwick{width: make([]int, n+1), gain: make([]float64, n+1), ownWidth: make([]int, n), ownGain: make([]float64, n)}
+}
+
+func (f *fenwick) add(k, w int, g float64) {
+	f.ownWidth[k] += w
+	f.ownGain[k] += g
+	for i := k + 1; i < len(f.width); i += i & -i {
+		f.width[i] += w
+		f.gain[i] += g
+	}
+}
+
+// fill returns the gain of the longest prefix of units whose widths fit in
+// capacity, and that plus the fraction of the next unit that fits (the
+// fractional knapsack's value).
+func (f *fenwick) fill(capacity int) (whole, fractional float64) {
+	n := len(f.width) - 1
+	step := 1
+	for step*2 <= n {
+		step *= 2
+	}
+	at, used := 0, 0
+	for ; step > 0; step /= 2 {
+		if next := at + step; next <= n && used+f.width[next] <= capacity {
+			at = next
+			used += f.width[next]
+			whole += f.gain[next]
+		}
+	}
+	// at is the count of units in the prefix; the next unit on offer with
+	// a width is the first that did not fit.
+	for k := at; k < n; k++ {
+		if f.ownWidth[k] > 0 {
+			return whole, whole + f.ownGain[k]*float64(capacity-used)/float64(f.ownWidth[k])
+		}
+	}
+	return whole, whole
+}
+
+// leftHeap orders buyers by the time they leave after the window, largest
+// first, ties by index.
+type leftHeap struct{ items []leftItem }
+
+type leftItem struct {
+	buyer int
+	left  float64
+}
+
+func (h *leftHeap) Len() int { return len(h.items) }
+func (h *leftHeap) Less(a, b int) bool {
+	x, y := h.items[a], h.items[b]
+	return x.left > y.left || (x.left == y.left && x.buyer < y.buyer)
+}
+func (h *leftHeap) Swap(a, b int) { h.items[a], h.items[b] = h.items[b], h.items[a] }
+func (h *leftHeap) Push(x any)    { h.items = append(h.items, x.(leftItem)) }
+func (h *leftHeap) Pop() any {
+	x := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return x
+}
