@@ -1,0 +1,410 @@
+package themis
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/market"
+	"github.com/dlsched/dlsched/policy"
+)
+
+func init() {
+	policy.Register("themis",
+		"Themis: finish-time-fair leases, auctioned to the jobs with the worst ρ by partial allocation",
+		func(config []byte) (policy.Policy, error) {
+			p := &Themis{}
+			if err := policy.DecodeConfig(config, p); err != nil {
+				return nil, err
+			}
+			if err := p.check(); err != nil {
+				return nil, err
+			}
+			return p, nil
+		})
+}
+
+// Defaults.
+const (
+	// DefaultFilter is the paper's fairness knob f.
+	DefaultFilter = 0.8
+	// DefaultLeaseRounds leases GPUs for 10 rounds of DefaultRound, 20
+	// minutes, within the paper's 10 to 20.
+	DefaultLeaseRounds = 10
+	DefaultRound       = 120 * time.Second
+)
+
+// eps is the share below which nothing is leased.
+const eps = 1e-9
+
+// Themis is the policy of Themis. A job's finish-time fairness is
+//
+//	ρ = T_shared / T_alone,  T_alone = X·max(1, N/G),
+//	T_shared = (now − arrival) + X_left·max(1, N/G),
+//
+// with X and X_left its whole and remaining run time alone at its best
+// throughput, N the active jobs and G the GPUs: the finish time it would
+// reach with a 1/N share from now on, against the one it would have had
+// with 1/N from its arrival.
+//
+// GPUs are leased. Whenever some are free (at a lease's expiry, or when
+// jobs arrive or finish), they are offered to the ⌈(1−f)·n⌉ jobs with the
+// worst ρ (at least one), of the n jobs that could use more. Each of them
+// values a GPU of type t by how much it lowers its ρ, to first order in
+// proportion to ρ·thr_t/(w·thr_best) for a gang of w GPUs. The
+// partial-allocation auction (market.Fisher.PartialAllocation) finds the
+// proportional-fair division A* of the free GPUs and lets bidder i keep only
+// the fraction cᵢ = Π_{j≠i} V_j(A*) / Π_{j≠i} V_j(A*₋ᵢ) of its bundle, the
+// hidden payment that makes truthful bids the best ones. What the payments
+// leave goes to the other jobs, divided proportionally fairly, and what
+// they cannot use goes back to the bidders. A bundle of x GPUs of type t is
+// leased as the time share x/w of the job's gang on t, until the lease
+// expires.
+//
+// The decision holds every live lease as time shares (rows sum to at most
+// 1), for a round mechanism such as placement.Mechanism to place, and wakes
+// at the next expiry. Objective is the worst ρ. Themis keeps its leases in
+// State; persist it (plain JSON) across restarts. Same snapshot and State,
+// same decision.
+type Themis struct {
+	// Filter is the fairness knob f in [0,1]: the free GPUs are offered to
+	// the worst 1−f of the jobs; 0 offers them to every job, values near 1
+	// to the single worst. Nil means 0.8.
+	Filter *float64 `json:"filter,omitempty"`
+	// LeaseRounds and RoundSeconds set a lease's length; zero means 10
+	// rounds of 120 s.
+	LeaseRounds  int     `json:"lease_rounds,omitempty"`
+	RoundSeconds float64 `json:"round_seconds,omitempty"`
+	// State holds the leases, updated by Allocate.
+	State State `json:"state,omitzero"`
+}
+
+// State is Themis's memory: the live leases.
+type State struct {
+	Leases []Lease `json:"leases,omitempty"`
+}
+
+// Lease grants Job the time share Share of its gang on Accelerator until
+// Expires, in seconds on the snapshot's clock.
+type Lease struct {
+	Job         string                 `json:"job"`
+	Accelerator allocation.Accelerator `json:"accelerator"`
+	Share       float64                `json:"share"`
+	Expires     float64                `json:"expires"`
+}
+
+// Name returns "themis".
+func (*Themis) Name() string { return "themis" }
+
+func (p *Themis) check() error {
+	switch {
+	case p.Filter != nil && !(*p.Filter >= 0 && *p.Filter <= 1):
+		return fmt.Errorf("%w: themis: filter: %v is not in [0, 1]", policy.ErrInvalidConfig, *p.Filter)
+	case p.LeaseRounds < 0:
+		return fmt.Errorf("%w: themis: lease_rounds: %d is negative", policy.ErrInvalidConfig, p.LeaseRounds)
+	case !(p.RoundSeconds >= 0) || math.IsInf(p.RoundSeconds, 0):
+		return fmt.Errorf("%w: themis: round_seconds: %v is not a finite non-negative number", policy.ErrInvalidConfig, p.RoundSeconds)
+	}
+	return nil
+}
+
+func (p *Themis) filter() float64 {
+	if p.Filter == nil {
+		return DefaultFilter
+	}
+	return *p.Filter
+}
+
+func (p *Themis) lease() float64 {
+	round := p.RoundSeconds
+	if round == 0 {
+		round = DefaultRound.Seconds()
+	}
+	return float64(cmp.Or(p.LeaseRounds, DefaultLeaseRounds)) * round
+}
+
+// job is what Themis knows about one job.
+type job struct {
+	j    *policy.Job
+	best float64 // steps per second on its best type
+	rho  float64
+	room float64 // the share it may still get: 1 − leased
+}
+
+// Rho returns the finish-time fairness of each job of s, by ID, as Themis
+// estimates it (see Themis). Every job needs StepsTotal and a positive
+// Throughput.
+func Rho(s *policy.Snapshot) (map[string]float64, error) {
+	jobs, err := estimate(s)
+	if err != nil {
+		return nil, err
+	}
+	rho := make(map[string]float64, len(jobs))
+	for _, jb := range jobs {
+		rho[jb.j.ID] = jb.rho
+	}
+	return rho, nil
+}
+
+func estimate(s *policy.Snapshot) ([]*job, error) {
+	contention := math.Max(1, float64(len(s.Jobs))/float64(max(s.Cluster.TotalGPUs(), 1)))
+	now := s.Now.Seconds()
+	jobs := make([]*job, len(s.Jobs))
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		best := 0.0
+		for _, x := range j.Throughput {
+			best = math.Max(best, x)
+		}
+		if j.StepsTotal <= 0 || best <= 0 || j.GPUs < 1 {
+			return nil, fmt.Errorf("%w: job %q: themis needs gpus, steps_total and a positive throughput to estimate ρ", policy.ErrInvalidSnapshot, j.ID)
+		}
+		alone := j.StepsTotal / best * contention
+		left := math.Max(j.StepsTotal-j.StepsDone, 0) / best * contention
+		jobs[i] = &job{j: j, best: best, rho: (math.Max(now-j.Arrival.Seconds(), 0) + left) / alone, room: 1}
+	}
+	return jobs, nil
+}
+
+// Allocate expires leases, auctions what is free and returns the leases.
+func (p *Themis) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	if err := policy.Validate(s); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("themis: %w", err)
+	}
+	jobs, err := estimate(s)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now.Seconds()
+	byID := make(map[string]*job, len(jobs))
+	for _, jb := range jobs {
+		byID[jb.j.ID] = jb
+	}
+	// Keep the live leases of active jobs; what they do not hold is free.
+	free := make(map[allocation.Accelerator]float64)
+	for _, t := range s.Cluster.Types() {
+		free[t] = float64(s.Cluster.GPUs(t))
+	}
+	var leases []Lease
+	for _, l := range p.State.Leases {
+		jb := byID[l.Job]
+		if jb == nil || l.Expires <= now || free[l.Accelerator] < l.Share*float64(jb.j.GPUs)-eps {
+			continue
+		}
+		leases = append(leases, l)
+		jb.room -= l.Share
+		free[l.Accelerator] -= l.Share * float64(jb.j.GPUs)
+	}
+
+	offered, others := p.offer(jobs, s.Cluster)
+	types := s.Cluster.Types()
+	if len(offered) > 0 {
+		got, left, err := auction(ctx, offered, types, free)
+		if err != nil {
+			return nil, err
+		}
+		leases = p.grant(leases, got, types, now)
+		// The hidden payments go to the jobs that were not offered, and
+		// what they cannot use back to the bidders.
+		for _, group := range [][]*job{others, offered} {
+			if total(left) <= eps {
+				break
+			}
+			got, left, err = divide(ctx, usable(group, types, left), types, left)
+			if err != nil {
+				return nil, err
+			}
+			leases = p.grant(leases, got, types, now)
+		}
+	}
+	p.State.Leases = leases
+	return p.decide(leases, jobs), nil
+}
+
+// offer returns the jobs that may bid, the worst ρ first, and the others
+// that could use more GPUs.
+func (p *Themis) offer(jobs []*job, c allocation.Cluster) (offered, others []*job) {
+	var open []*job
+	for _, jb := range jobs {
+		if jb.room > eps && slices.ContainsFunc(c.Types(), func(t allocation.Accelerator) bool { return runs(jb, t, c) }) {
+			open = append(open, jb)
+		}
+	}
+	slices.SortStableFunc(open, func(a, b *job) int { return cmp.Or(cmp.Compare(b.rho, a.rho), cmp.Compare(a.j.ID, b.j.ID)) })
+	n := int(math.Ceil((1 - p.filter()) * float64(len(open))))
+	n = min(max(n, 1), len(open))
+	return open[:n], open[n:]
+}
+
+// runs reports whether job jb can run on type t of c: it has throughput
+// there and the type has GPUs for its gang.
+func runs(jb *job, t allocation.Accelerator, c allocation.Cluster) bool {
+	return jb.j.Throughput[t] > 0 && c.GPUs(t) >= jb.j.GPUs
+}
+
+// usable returns the jobs of group that value some good with supply.
+func usable(group []*job, types []allocation.Accelerator, supply []float64) []*job {
+	var out []*job
+	for _, jb := range group {
+		if jb.room <= eps {
+			continue
+		}
+		for k, t := range types {
+			if supply[k] > eps && jb.j.Throughput[t] > 0 {
+				out = append(out, jb)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// market builds the Fisher market of jobs over the types with supply:
+// utility ρ·thr_t/(w·thr_best) per GPU of type t. It returns the market and
+// the types its goods stand for.
+func fisher(jobs []*job, types []allocation.Accelerator, supply []float64) (market.Fisher, []int) {
+	var goods []int
+	for k, t := range types {
+		if supply[k] <= eps {
+			continue
+		}
+		for _, jb := range jobs {
+			if jb.j.Throughput[t] > 0 {
+				goods = append(goods, k)
+				break
+			}
+		}
+	}
+	m := market.Fisher{Budgets: make([]float64, len(jobs)), Utilities: make([][]float64, len(jobs)), Supplies: make([]float64, len(goods))}
+	for g, k := range goods {
+		m.Supplies[g] = supply[k]
+	}
+	for i, jb := range jobs {
+		m.Budgets[i] = 1
+		m.Utilities[i] = make([]float64, len(goods))
+		for g, k := range goods {
+			m.Utilities[i][g] = jb.rho * jb.j.Throughput[types[k]] / (float64(jb.j.GPUs) * jb.best)
+		}
+	}
+	return m, goods
+}
+
+// auction runs the partial-allocation auction of the free GPUs among the
+// bidders. It returns each bidder's GPUs per type and what is left.
+func auction(ctx context.Context, bidders []*job, types []allocation.Accelerator, free map[allocation.Accelerator]float64) (map[*job][]float64, []float64, error) {
+	supply := make([]float64, len(types))
+	for k, t := range types {
+		supply[k] = math.Max(free[t], 0)
+	}
+	bidders = usable(bidders, types, supply)
+	if len(bidders) == 0 {
+		return nil, supply, nil
+	}
+	m, goods := fisher(bidders, types, supply)
+	pa, err := m.PartialAllocation(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("themis: %w", err)
+	}
+	return settle(bidders, goods, pa.Allocation, types, supply)
+}
+
+// divide splits supply among jobs proportionally fairly, without payments.
+func divide(ctx context.Context, jobs []*job, types []allocation.Accelerator, supply []float64) (map[*job][]float64, []float64, error) {
+	if len(jobs) == 0 {
+		return nil, supply, nil
+	}
+	m, goods := fisher(jobs, types, supply)
+	eq, err := m.Solve(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("themis: %w", err)
+	}
+	return settle(jobs, goods, eq.Allocation, types, supply)
+}
+
+// settle caps each job's bundle at the share it may still get (a gang
+// cannot run more than all the time), and returns the bundles, per type,
+// and the supply left.
+func settle(jobs []*job, goods []int, x [][]float64, types []allocation.Accelerator, supply []float64) (map[*job][]float64, []float64, error) {
+	left := slices.Clone(supply)
+	got := make(map[*job][]float64, len(jobs))
+	for i, jb := range jobs {
+		bundle := make([]float64, len(types))
+		share := 0.0
+		for g, k := range goods {
+			bundle[k] = math.Max(x[i][g], 0)
+			share += bundle[k] / float64(jb.j.GPUs)
+		}
+		if share > jb.room {
+			for k := range bundle {
+				bundle[k] *= jb.room / share
+			}
+		}
+		for k := range bundle {
+			left[k] = math.Max(left[k]-bundle[k], 0)
+		}
+		got[jb] = bundle
+	}
+	return got, left, nil
+}
+
+// grant turns bundles into leases.
+func (p *Themis) grant(leases []Lease, got map[*job][]float64, types []allocation.Accelerator, now float64) []Lease {
+	jobs := make([]*job, 0, len(got))
+	for jb := range got {
+		jobs = append(jobs, jb)
+	}
+	slices.SortFunc(jobs, func(a, b *job) int { return cmp.Compare(a.j.ID, b.j.ID) })
+	for _, jb := range jobs {
+		for k, x := range got[jb] {
+			share := math.Min(x/float64(jb.j.GPUs), jb.room)
+			if share <= eps {
+				continue
+			}
+			jb.room -= share
+			leases = append(leases, Lease{Job: jb.j.ID, Accelerator: types[k], Share: share, Expires: now + p.lease()})
+		}
+	}
+	return leases
+}
+
+func total(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// decide turns the leases into time shares, waking at the next expiry.
+func (p *Themis) decide(leases []Lease, jobs []*job) *policy.Decision {
+	d := &policy.Decision{Policy: p.Name(), Allocation: allocation.Allocation{}}
+	gpus := make(map[string]int, len(jobs))
+	for _, jb := range jobs {
+		gpus[jb.j.ID] = jb.j.GPUs
+		d.Objective = math.Max(d.Objective, jb.rho)
+	}
+	next := math.Inf(1)
+	for _, l := range leases {
+		g, ok := d.Allocation[l.Job]
+		if !ok {
+			g = allocation.Grant{GPUs: gpus[l.Job], Shares: map[allocation.Accelerator]float64{}}
+		}
+		g.Shares[l.Accelerator] = math.Min(g.Shares[l.Accelerator]+l.Share, 1)
+		d.Allocation[l.Job] = g
+		next = math.Min(next, l.Expires)
+	}
+	if !math.IsInf(next, 1) {
+		d.Wake = time.Duration(math.Round(next * 1e9))
+	}
+	return d
+}
