@@ -22,12 +22,18 @@
 //   - policy/gavel: Gavel's heterogeneity-aware policies (OSDI'20).
 //   - policy/pollux: Pollux's co-adaptive GPU and batch-size search
 //     (OSDI'21), with Optimus and fixed-configuration baselines.
+//   - policy/shockwave: Shockwave's round plans for jobs that change their
+//     batch size (NSDI'23): forecasts, a multi-round market, fairness.
+//   - policy/themis: Themis' finish-time-fair leases and partial-allocation
+//     auctions (NSDI'20).
 //   - allocation: accelerator types, servers, clusters, the Allocation a
 //     policy returns, and the LP layer over the allocation matrix.
 //   - throughput, efficiency, bayes: the models policies rest on (job speed,
-//     statistical efficiency, forecasts).
-//   - market, placement: the solvers (Fisher markets, bin packing and the
-//     round-based mechanism).
+//     statistical efficiency, batch-size regime forecasts and the Gittins
+//     index).
+//   - market, placement: the solvers (Fisher-market equilibrium, the
+//     multi-round market and partial allocation; bin packing, gang placement
+//     and the round-based mechanism).
 //   - sim: a trace-driven simulator to compare policies.
 //   - cmd/dlsched: the command-line tool; examples: programs to copy from.
 //

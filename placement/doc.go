@@ -50,6 +50,13 @@
 // [allocation.ErrInvalid] that name the item and field; nothing fitting is
 // not an error.
 //
+// [Gangs] is the sequential form for policies that decide which jobs run
+// now in a priority order of their own (Shockwave's rounds, FIFO and
+// priority queues): [Gangs.Keep] gives a running job back the GPUs it holds
+// when they are still free (lease extension), and [Gangs.Place] puts a gang
+// on the fewest servers of one type, in the fullest server that holds it
+// whole or else the servers with the most free GPUs. Only GPUs are counted.
+//
 // # Round-based mechanism
 //
 // [Mechanism.Next] is Gavel's round-based scheduling mechanism: it turns an [allocation.Allocation], the time share X_jk of every job j on
