@@ -29,8 +29,9 @@
 //
 //   - No solver, no time limit: the plan is exact for single-GPU jobs and
 //     deterministic; which rounds a job gets on the fair path is chosen by a
-//     fixed rule (most unfair first, earliest rounds) where Gurobi's choice
-//     was arbitrary.
+//     fixed rule (running jobs, then the most unfair, take the earliest
+//     rounds, so that a running job keeps running) where Gurobi's choice was
+//     arbitrary.
 //   - Regimes come from the job (Adaptive.Regimes, which a caller derives
 //     from the adaptation rule), not from the job's whole future schedule,
 //     which the paper's simulator read from an oracle profile.

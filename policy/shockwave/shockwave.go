@@ -335,10 +335,13 @@ func smooth(es []Estimate, now, momentum float64) float64 {
 // plan solves the volatile market, on the fair path when it can, and stores
 // the plan in State.
 func (p *Shockwave) plan(ctx context.Context, jobs []*job, now, share float64, G, T int, delta float64, d *policy.Decision) error {
-	// Buyers go in order of projected unfairness, most unfair first, so
-	// that on ties they run earliest.
+	// Buyers go in the order in which, among equal budgets, they take the
+	// earliest rounds: running jobs first, so that they keep running rather
+	// than pay a restart, then the most unfair.
 	order := slices.Clone(jobs)
-	slices.SortStableFunc(order, func(a, b *job) int { return cmp.Compare(b.rho, a.rho) })
+	slices.SortStableFunc(order, func(a, b *job) int {
+		return cmp.Or(cmp.Compare(min(len(b.j.Placement), 1), min(len(a.j.Placement), 1)), cmp.Compare(b.rho, a.rho))
+	})
 	v := market.Volatile{Rounds: T, Capacity: G, Seconds: delta, Breakpoints: p.Breakpoints, Makespan: p.k()}
 	buyers := make([]market.Buyer, len(order))
 	rhoMax := cmp.Or(p.RhoMax, DefaultRhoMax)
