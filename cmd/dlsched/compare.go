@@ -97,7 +97,11 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					last = done
 				}
 			}
-			res, err := s.simulation(policies[i], progress).Run(ctx, s.jobsFor(names[i]))
+			sm, jobs, err := s.run(names[i], policies[i], progress)
+			var res *sim.Result
+			if err == nil {
+				res, err = sm.Run(ctx, jobs)
+			}
 			if err == nil {
 				o.result = res
 				o.summary, err = sim.Summarize(res.Jobs, res.Rounds, s.options)

@@ -44,6 +44,24 @@
 //	--progress            show a progress bar on standard error even when it
 //	                      is not a terminal (it is shown on a terminal anyway)
 //
+// A Pollux or Shockwave workload replaces the generated one:
+//
+//	--pollux-workload FILE [--pollux-traces DIR]
+//	                      read a Pollux workload CSV: elastic jobs for pollux,
+//	                      their tuned configurations for the other policies.
+//	                      Defaults: --cluster t4=64 --round 1m --restart 30s
+//	--shockwave-trace FILE --shockwave-throughputs FILE
+//	                      read a Shockwave (NSDI'23) trace, 12 tab-separated
+//	                      fields per job (sim.ReadShockwaveTrace), with epoch
+//	                      durations from a Gavel-format throughput file such
+//	                      as Shockwave's tacc_throughputs.json. Its jobs
+//	                      change batch size as they train (GNS, Accordion),
+//	                      alike for every policy, and finish-time fairness
+//	                      divides by their post-adaptation runtime. The
+//	                      cluster must have one GPU type. Defaults: --cluster
+//	                      v100=32 --round 2m --restart 20s; not with --trace,
+//	                      the generator's flags or --pollux-workload
+//
 // Errors are reported on one line on standard error, with exit status 2 for
 // bad input and 1 for a failure to decide.
 package main
@@ -65,6 +83,8 @@ import (
 	"github.com/dlsched/dlsched/policy"
 	_ "github.com/dlsched/dlsched/policy/gavel"
 	_ "github.com/dlsched/dlsched/policy/pollux"
+	_ "github.com/dlsched/dlsched/policy/shockwave"
+	_ "github.com/dlsched/dlsched/policy/themis"
 )
 
 //go:embed example.json
@@ -94,7 +114,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return 1
 }
 
-const usage = "usage: dlsched policies | allocate --policy NAME [--in FILE] [--config JSON] [--example] | example | simulate [--policy NAME] [flags] | compare [--policies A,B,...] [flags]"
+const usage = "usage: dlsched policies | allocate --policy NAME [--in FILE] [--config JSON] [--example] | example | simulate [--policy NAME] [flags] | compare [--policies A,B,...] [flags]; " +
+	"workload flags: --jobs --rate --seed --multi-gpu --priorities | --trace FILE | --pollux-workload FILE [--pollux-traces DIR] | --shockwave-trace FILE --shockwave-throughputs FILE; " +
+	"--cluster --round --recompute --restart --window --out --progress"
 
 func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {

@@ -22,7 +22,7 @@ func TestPolicies(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, name := range []string{"gavel.las ", "gavel.las-agnostic "} {
+	for _, name := range []string{"gavel.las ", "gavel.las-agnostic ", "pollux ", "shockwave ", "themis "} {
 		if !strings.Contains(out, name) {
 			t.Errorf("policies output lacks %q:\n%s", name, out)
 		}

@@ -69,6 +69,8 @@ type workloadFlags struct {
 	progress   bool
 	pollux     string
 	traces     string
+	shockwave  string
+	swThr      string
 	fs         *flag.FlagSet
 }
 
@@ -89,6 +91,8 @@ func (w *workloadFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&w.progress, "progress", false, "show a progress bar on standard error even if it is not a terminal")
 	fs.StringVar(&w.pollux, "pollux-workload", "", "read a Pollux workload CSV: elastic jobs for pollux, their tuned configurations for other policies\n(defaults: --cluster t4=64 --round 1m --restart 30s)")
 	fs.StringVar(&w.traces, "pollux-traces", "", "Pollux's per-model traces directory for --pollux-workload; empty: the built-in synthetic models")
+	fs.StringVar(&w.shockwave, "shockwave-trace", "", "read a Shockwave trace (12 tab-separated fields): adaptive jobs, alike for every policy\n(needs --shockwave-throughputs; defaults: --cluster v100=32 --round 2m --restart 20s)")
+	fs.StringVar(&w.swThr, "shockwave-throughputs", "", "Gavel-format throughput JSON for --shockwave-trace, such as Shockwave's tacc_throughputs.json")
 }
 
 // setup is a workload ready to simulate.
@@ -101,6 +105,9 @@ type setup struct {
 	// every policy but pollux, and the model of their speed.
 	tuned   []policy.Job
 	elastic *sim.Elastic
+	// For a Shockwave trace: the model of the adaptive jobs' speed, whose
+	// Adaptations every policy's run shares (see run).
+	adaptive *sim.Adaptive
 }
 
 // jobsFor returns the jobs policy name simulates.
@@ -118,7 +125,12 @@ func (w *workloadFlags) build(cmd string) (*setup, error) {
 		elastic     *sim.Elastic
 		err         error
 	)
-	if w.pollux != "" {
+	switch {
+	case w.shockwave != "" || w.swThr != "":
+		if err := w.shockwaveDefaults(cmd); err != nil {
+			return nil, err
+		}
+	case w.pollux != "":
 		if jobs, tuned, elastic, err = w.readPollux(cmd); err != nil {
 			return nil, err
 		}
@@ -134,7 +146,12 @@ func (w *workloadFlags) build(cmd string) (*setup, error) {
 	if w.round <= 0 || w.recompute < 0 || w.restart < 0 {
 		return nil, usageError{fmt.Errorf("%s: --round must be positive, --recompute and --restart not negative", cmd)}
 	}
+	var adaptive *sim.Adaptive
 	switch {
+	case w.shockwave != "":
+		if jobs, adaptive, err = w.readShockwave(cmd, cluster); err != nil {
+			return nil, err
+		}
 	case w.pollux != "": // read first, for its defaults
 	case w.traces != "":
 		return nil, usageError{fmt.Errorf("%s: --pollux-traces needs --pollux-workload", cmd)}
@@ -154,7 +171,7 @@ func (w *workloadFlags) build(cmd string) (*setup, error) {
 	if window.End > len(jobs) || (window.End == 0 && window.Start >= len(jobs)) {
 		return nil, usageError{fmt.Errorf("%s: --window: %s is outside the %d jobs of the workload", cmd, w.window, len(jobs))}
 	}
-	return &setup{jobs: jobs, cluster: cluster, flags: w, tuned: tuned, elastic: elastic,
+	return &setup{jobs: jobs, cluster: cluster, flags: w, tuned: tuned, elastic: elastic, adaptive: adaptive,
 		options: sim.Options{Window: window, GPUs: cluster.TotalGPUs()}}, nil
 }
 
@@ -228,6 +245,8 @@ func (s *setup) describe() string {
 	w := s.flags
 	var b strings.Builder
 	switch {
+	case w.shockwave != "":
+		fmt.Fprintf(&b, "workload: %d Shockwave jobs from %s (throughputs from %s; adaptive batch sizes for all policies)", len(s.jobs), w.shockwave, w.swThr)
 	case w.pollux != "":
 		models := "synthetic models"
 		if w.traces != "" {
@@ -267,14 +286,26 @@ func (s *setup) describe() string {
 	return b.String()
 }
 
-// simulation returns a simulation of the setup under p.
-func (s *setup) simulation(p policy.Policy, progress func(finished, total int)) *sim.Simulation {
+// run returns a simulation of the setup under policy p, registered as
+// name, and the jobs it simulates. For a Shockwave trace the jobs are a
+// fresh copy, prepared by a fresh Adaptive (sharing the read-only
+// Adaptations), so that no two policies' runs share a job or a cache.
+func (s *setup) run(name string, p policy.Policy, progress func(finished, total int)) (*sim.Simulation, []policy.Job, error) {
 	sm := &sim.Simulation{Cluster: s.cluster, Policy: p, Round: s.flags.round,
 		Recompute: s.flags.recompute, Restart: s.flags.restart, Progress: progress}
 	if s.elastic != nil {
 		sm.Speed, sm.Observe, sm.Reallocate = s.elastic.Speed, s.elastic.Observe, s.flags.restart
 	}
-	return sm
+	jobs := s.jobsFor(name)
+	if s.adaptive != nil {
+		model := &sim.Adaptive{Jobs: s.adaptive.Jobs, Round: s.flags.round}
+		jobs = cloneJobs(jobs)
+		if err := model.Prepare(jobs); err != nil {
+			return nil, nil, err
+		}
+		sm.Speed, sm.Observe, sm.Exclusive = model.Speed, model.Observe, model.Exclusive
+	}
+	return sm, jobs, nil
 }
 
 // runError adds a hint to a simulation that failed because the pure-Go LP
@@ -386,12 +417,18 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	var progress func(int, int)
+	var (
+		progress func(int, int)
+		res      *sim.Result
+	)
 	bar := newBar(stderr, w.progress, len(s.jobs), *name)
 	if bar != nil {
 		progress = func(done, _ int) { _ = bar.Set(done) }
 	}
-	res, err := s.simulation(p, progress).Run(ctx, s.jobsFor(*name))
+	sm, jobs, err := s.run(*name, p, progress)
+	if err == nil {
+		res, err = sm.Run(ctx, jobs)
+	}
 	if bar != nil {
 		_ = bar.Finish()
 	}
