@@ -101,6 +101,27 @@ func Register(name, description string, f Factory) {
 	registry.info = slices.Insert(registry.info, i, Info{Name: name, Description: description})
 }
 
+// Configured returns a Factory for a policy whose configuration is its own
+// JSON: it decodes the configuration (DecodeConfig) into a new zero P and,
+// when check is not nil, returns check's error for it.
+func Configured[T any, P interface {
+	*T
+	Policy
+}](check func(P) error) Factory {
+	return func(config []byte) (Policy, error) {
+		p := P(new(T))
+		if err := DecodeConfig(config, p); err != nil {
+			return nil, err
+		}
+		if check != nil {
+			if err := check(p); err != nil {
+				return nil, err
+			}
+		}
+		return p, nil
+	}
+}
+
 // New returns the policy registered under name, configured by config (a JSON
 // object; nil selects the defaults). Policies register when their package is
 // imported.

@@ -17,16 +17,7 @@ import (
 func init() {
 	policy.Register("pollux",
 		"Pollux: co-adapts each job's GPUs and batch size by genetic search for the p-mean of goodput speedups",
-		func(config []byte) (policy.Policy, error) {
-			p := &Pollux{}
-			if err := policy.DecodeConfig(config, p); err != nil {
-				return nil, err
-			}
-			if err := p.check(); err != nil {
-				return nil, err
-			}
-			return p, nil
-		})
+		policy.Configured((*Pollux).check))
 }
 
 // Defaults from the paper's code.

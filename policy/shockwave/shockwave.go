@@ -19,16 +19,7 @@ import (
 func init() {
 	policy.Register("shockwave",
 		"Shockwave: plans GPU-rounds over a 40-minute window by a Nash-welfare market over forecast progress, under finish-time-fairness constraints",
-		func(config []byte) (policy.Policy, error) {
-			p := &Shockwave{}
-			if err := policy.DecodeConfig(config, p); err != nil {
-				return nil, err
-			}
-			if err := p.check(); err != nil {
-				return nil, err
-			}
-			return p, nil
-		})
+		policy.Configured((*Shockwave).check))
 }
 
 // Defaults from the paper's code (its 32-GPU configuration).

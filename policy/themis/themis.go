@@ -16,16 +16,7 @@ import (
 func init() {
 	policy.Register("themis",
 		"Themis: finish-time-fair leases, auctioned to the jobs with the worst ρ by partial allocation",
-		func(config []byte) (policy.Policy, error) {
-			p := &Themis{}
-			if err := policy.DecodeConfig(config, p); err != nil {
-				return nil, err
-			}
-			if err := p.check(); err != nil {
-				return nil, err
-			}
-			return p, nil
-		})
+		policy.Configured((*Themis).check))
 }
 
 // Defaults.
