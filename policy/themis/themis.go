@@ -124,6 +124,9 @@ type job struct {
 	best float64 // steps per second on its best type
 	rho  float64
 	room float64 // the share it may still get: 1 − leased
+	// speed is its throughput on each type it can run on: with a
+	// positive Throughput and GPUs for its gang
+	speed map[allocation.Accelerator]float64
 }
 
 // Rho returns the finish-time fairness of each job of s, by ID, as Themis
@@ -156,7 +159,13 @@ func estimate(s *policy.Snapshot) ([]*job, error) {
 		}
 		alone := j.StepsTotal / best * contention
 		left := math.Max(j.StepsTotal-j.StepsDone, 0) / best * contention
-		jobs[i] = &job{j: j, best: best, rho: (math.Max(now-j.Arrival.Seconds(), 0) + left) / alone, room: 1}
+		jb := &job{j: j, best: best, rho: (math.Max(now-j.Arrival.Seconds(), 0) + left) / alone, room: 1, speed: map[allocation.Accelerator]float64{}}
+		for _, t := range s.Cluster.Types() {
+			if j.Throughput[t] > 0 && s.Cluster.GPUs(t) >= j.GPUs {
+				jb.speed[t] = j.Throughput[t]
+			}
+		}
+		jobs[i] = jb
 	}
 	return jobs, nil
 }
@@ -197,7 +206,7 @@ func (p *Themis) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 		free[l.Accelerator] -= l.Share * float64(jb.j.GPUs)
 	}
 
-	offered, others := p.offer(jobs, s.Cluster)
+	offered, others := p.offer(jobs)
 	types := s.Cluster.Types()
 	if len(offered) > 0 {
 		got, left, err := auction(ctx, offered, types, free)
@@ -224,10 +233,10 @@ func (p *Themis) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 
 // offer returns the jobs that may bid, the worst ρ first, and the others
 // that could use more GPUs.
-func (p *Themis) offer(jobs []*job, c allocation.Cluster) (offered, others []*job) {
+func (p *Themis) offer(jobs []*job) (offered, others []*job) {
 	var open []*job
 	for _, jb := range jobs {
-		if jb.room > eps && slices.ContainsFunc(c.Types(), func(t allocation.Accelerator) bool { return runs(jb, t, c) }) {
+		if jb.room > eps && len(jb.speed) > 0 {
 			open = append(open, jb)
 		}
 	}
@@ -235,12 +244,6 @@ func (p *Themis) offer(jobs []*job, c allocation.Cluster) (offered, others []*jo
 	n := int(math.Ceil((1 - p.filter()) * float64(len(open))))
 	n = min(max(n, 1), len(open))
 	return open[:n], open[n:]
-}
-
-// runs reports whether job jb can run on type t of c: it has throughput
-// there and the type has GPUs for its gang.
-func runs(jb *job, t allocation.Accelerator, c allocation.Cluster) bool {
-	return jb.j.Throughput[t] > 0 && c.GPUs(t) >= jb.j.GPUs
 }
 
 // usable returns the jobs of group that value some good with supply.
@@ -251,7 +254,7 @@ func usable(group []*job, types []allocation.Accelerator, supply []float64) []*j
 			continue
 		}
 		for k, t := range types {
-			if supply[k] > eps && jb.j.Throughput[t] > 0 {
+			if supply[k] > eps && jb.speed[t] > 0 {
 				out = append(out, jb)
 				break
 			}
@@ -260,7 +263,7 @@ func usable(group []*job, types []allocation.Accelerator, supply []float64) []*j
 	return out
 }
 
-// market builds the Fisher market of jobs over the types with supply:
+// fisher builds the Fisher market of jobs over the types with supply:
 // utility ρ·thr_t/(w·thr_best) per GPU of type t. It returns the market and
 // the types its goods stand for.
 func fisher(jobs []*job, types []allocation.Accelerator, supply []float64) (market.Fisher, []int) {
@@ -270,7 +273,7 @@ func fisher(jobs []*job, types []allocation.Accelerator, supply []float64) (mark
 			continue
 		}
 		for _, jb := range jobs {
-			if jb.j.Throughput[t] > 0 {
+			if jb.speed[t] > 0 {
 				goods = append(goods, k)
 				break
 			}
@@ -284,7 +287,7 @@ func fisher(jobs []*job, types []allocation.Accelerator, supply []float64) (mark
 		m.Budgets[i] = 1
 		m.Utilities[i] = make([]float64, len(goods))
 		for g, k := range goods {
-			m.Utilities[i][g] = jb.rho * jb.j.Throughput[types[k]] / (float64(jb.j.GPUs) * jb.best)
+			m.Utilities[i][g] = jb.rho * jb.speed[types[k]] / (float64(jb.j.GPUs) * jb.best)
 		}
 	}
 	return m, goods
@@ -306,7 +309,8 @@ func auction(ctx context.Context, bidders []*job, types []allocation.Accelerator
 	if err != nil {
 		return nil, nil, fmt.Errorf("themis: %w", err)
 	}
-	return settle(bidders, goods, pa.Allocation, types, supply)
+	got, left := settle(bidders, goods, pa.Allocation, types, supply)
+	return got, left, nil
 }
 
 // divide splits supply among jobs proportionally fairly, without payments.
@@ -319,13 +323,14 @@ func divide(ctx context.Context, jobs []*job, types []allocation.Accelerator, su
 	if err != nil {
 		return nil, nil, fmt.Errorf("themis: %w", err)
 	}
-	return settle(jobs, goods, eq.Allocation, types, supply)
+	got, left := settle(jobs, goods, eq.Allocation, types, supply)
+	return got, left, nil
 }
 
 // settle caps each job's bundle at the share it may still get (a gang
 // cannot run more than all the time), and returns the bundles, per type,
 // and the supply left.
-func settle(jobs []*job, goods []int, x [][]float64, types []allocation.Accelerator, supply []float64) (map[*job][]float64, []float64, error) {
+func settle(jobs []*job, goods []int, x [][]float64, types []allocation.Accelerator, supply []float64) (map[*job][]float64, []float64) {
 	left := slices.Clone(supply)
 	got := make(map[*job][]float64, len(jobs))
 	for i, jb := range jobs {
@@ -345,7 +350,7 @@ func settle(jobs []*job, goods []int, x [][]float64, types []allocation.Accelera
 		}
 		got[jb] = bundle
 	}
-	return got, left, nil
+	return got, left
 }
 
 // grant turns bundles into leases.

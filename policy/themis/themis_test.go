@@ -83,7 +83,7 @@ func TestFilter(t *testing.T) {
 		{1, []string{"j0"}},
 	} {
 		f := tc.f
-		offered, others := (&Themis{Filter: &f}).offer(jobs, s.Cluster)
+		offered, others := (&Themis{Filter: &f}).offer(jobs)
 		if diff := cmp.Diff(tc.offers, ids(offered)); diff != "" {
 			t.Errorf("f = %v: offered (-want +got):\n%s", f, diff)
 		}
@@ -247,5 +247,23 @@ func TestErrors(t *testing.T) {
 	s.Jobs[0].StepsTotal = 10
 	if _, err := (&Themis{}).Allocate(ctx, s); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: err = %v", err)
+	}
+}
+
+// TestGangFits: a 4-GPU job is never leased a type with fewer GPUs than its
+// gang, even where it is fastest.
+func TestGangFits(t *testing.T) {
+	c := allocation.Cluster{Servers: []allocation.Server{
+		{ID: "a", Accelerator: "v100", GPUs: 2}, {ID: "b", Accelerator: "k80", GPUs: 8},
+	}}
+	j := newJob("wide", 0, 1000, 0)
+	j.GPUs, j.Throughput = 4, map[allocation.Accelerator]float64{"v100": 4, "k80": 1}
+	d, err := (&Themis{}).Allocate(context.Background(), &policy.Snapshot{Now: time.Minute, Cluster: c, Jobs: []policy.Job{j}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[allocation.Accelerator]float64{"k80": 1}
+	if diff := cmp.Diff(want, d.Allocation["wide"].Shares, approx); diff != "" {
+		t.Fatalf("shares (-want +got):\n%s", diff)
 	}
 }
