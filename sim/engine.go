@@ -64,6 +64,13 @@ type Simulation struct {
 	// It is called once per job at the start of Run, with the simulation's
 	// own copy. Nil means StepsTotal over its best Throughput.
 	Exclusive func(j *policy.Job) time.Duration
+	// Events makes the simulation event-driven, as Tiresias' and Gandiva's
+	// simulators are: jobs are admitted at their exact arrival, and a round
+	// ends early at the next arrival, the first completion of a running job
+	// or the policy's Wake, whichever comes first, so that the policy is
+	// asked again right then (Recompute still throttles arrivals and
+	// completions). Round is then the longest a round may last.
+	Events bool
 	// Progress, if set, is called after every round with the number of
 	// jobs finished and the total.
 	Progress func(finished, total int)
@@ -81,9 +88,20 @@ type state struct {
 	job      policy.Job
 	rec      JobRecord
 	ranLast  bool
-	activeΣ  float64 // Σ over its rounds of the number of active jobs
-	rounds   int
+	overhead time.Duration // restart or reallocation time still to lose
+	activeΣ  float64       // ∫ number of active jobs dt over its lifetime, in seconds
+	lifetime float64       // seconds admitted
 	finished bool
+}
+
+// work is one job's part in a run: its speed, when it starts working after
+// the time it loses, and when it would finish at that speed.
+type work struct {
+	st     *state
+	run    placement.Run
+	rate   float64
+	start  time.Duration
+	finish time.Duration // math.MaxInt64 when it cannot finish
 }
 
 // Run simulates jobs (Arrival, GPUs, Throughput and StepsTotal set) until
@@ -156,8 +174,11 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 			pending = pending[1:]
 			changed = true
 		}
-		if len(active) == 0 { // idle: skip to the boundary of the next arrival
-			now = ceilTo(pending[0].job.Arrival, round)
+		if len(active) == 0 { // idle: skip to the next arrival (its round boundary)
+			now = pending[0].job.Arrival
+			if !s.Events {
+				now = ceilTo(now, round)
+			}
 			continue
 		}
 		slices.SortFunc(active, func(a, b *state) int { return cmp.Compare(a.job.ID, b.job.ID) })
@@ -213,7 +234,8 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 			return nil, fmt.Errorf("sim: round at %v: %w", now, err)
 		}
 
-		ran := make(map[string]bool)
+		// Each job's speed, the time it loses and when it would finish.
+		var works []work
 		busy := 0
 		for _, run := range next.Runs {
 			busy += sumGPUs(run.Assignments)
@@ -233,59 +255,95 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 					}
 					rate = st.job.Colocated[other][run.Accelerator]
 				}
-				if !(rate > 0) {
-					return nil, fmt.Errorf("sim: round at %v: job %q runs on %s where its throughput is 0", now, id, run.Accelerator)
+				// A pair that cannot share makes no progress (Gandiva
+				// finds out by trying); a job alone must be able to run.
+				if !(rate > 0) && (run.Partner == "" || !(rate == 0)) {
+					return nil, fmt.Errorf("sim: round at %v: job %q runs on %s where its throughput is %v", now, id, run.Accelerator, rate)
 				}
-				ran[id] = true
-				start := now
+				restart := true
 				switch {
 				case !st.ranLast:
-					start += s.Restart
-				case s.Reallocate > 0 && !sameGPUs(st.job.Placement, run.Assignments):
-					start += s.Reallocate
+					st.overhead = s.Restart
+				case !sameGPUs(st.job.Placement, run.Assignments):
+					st.overhead = s.Reallocate
+					st.rec.Migrations++
+				default:
+					restart = false
 				}
-				if start > now && st.job.Elastic != nil {
+				if restart && st.overhead > 0 && st.job.Elastic != nil {
 					st.job.Elastic.Restarts++
 				}
 				if !st.rec.Ran {
 					st.rec.Ran, st.rec.FirstRun = true, now
 				}
-				end := now + round
-				work := max(0, (end - start).Seconds())
-				if need := (st.job.StepsTotal - st.job.StepsDone) / rate; need <= work {
-					st.finished = true
-					st.rec.Finished, st.rec.Finish = true, start+seconds(need)
-					work = need
+				w := work{st: st, run: run, rate: rate, start: now + st.overhead, finish: math.MaxInt64}
+				if rate > 0 {
+					w.finish = w.start + seconds((st.job.StepsTotal-st.job.StepsDone)/rate)
 				}
-				st.job.StepsDone = min(st.job.StepsTotal, st.job.StepsDone+rate*work)
-				// Service is charged on the GPUs the run holds, which an
-				// elastic policy may have set apart from the job's request.
-				gpus := float64(sumGPUs(run.Assignments))
-				st.job.AttainedGPUSeconds += gpus * work
-				st.rec.GPUSeconds += gpus * work
-				if s.Observe != nil {
-					s.Observe(&st.job, alloc[id], run, seconds(work))
-				}
+				works = append(works, w)
+			}
+		}
+		end := now + round
+		if s.Events {
+			if len(pending) > 0 {
+				end = min(end, pending[0].job.Arrival)
+			}
+			if decision.Wake > now {
+				end = min(end, decision.Wake)
+			}
+			for _, w := range works {
+				end = min(end, max(w.finish, now+1)) // a round lasts at least 1 ns
+			}
+		}
+		length := end - now
+		ran := make(map[string]bool)
+		for _, w := range works {
+			st := w.st
+			ran[st.job.ID] = true
+			lost := min(st.overhead, length)
+			st.overhead -= lost
+			secs := (length - lost).Seconds()
+			if w.finish <= end {
+				st.finished = true
+				st.rec.Finished, st.rec.Finish = true, w.finish
+				secs = (w.finish - w.start).Seconds()
+				st.job.StepsDone = st.job.StepsTotal
+			} else {
+				st.job.StepsDone = min(st.job.StepsTotal, st.job.StepsDone+w.rate*secs)
+			}
+			// Service is charged on the GPUs the run holds, which an
+			// elastic policy may have set apart from the job's request.
+			gpus := float64(sumGPUs(w.run.Assignments))
+			st.job.AttainedGPUSeconds += gpus * secs
+			st.rec.GPUSeconds += gpus * secs
+			if s.Observe != nil {
+				s.Observe(&st.job, alloc[st.job.ID], w.run, seconds(secs))
 			}
 		}
 		placements := next.Placement()
 		for _, st := range active {
+			if st.ranLast && !ran[st.job.ID] && !st.finished {
+				st.rec.Preemptions++
+			}
+			if !ran[st.job.ID] {
+				st.overhead = 0
+			}
 			st.ranLast = ran[st.job.ID]
 			st.job.Placement = placements[st.job.ID]
-			st.activeΣ += float64(len(active))
-			st.rounds++
+			st.activeΣ += float64(len(active)) * length.Seconds()
+			st.lifetime += length.Seconds()
 		}
 		res.Rounds = append(res.Rounds, RoundRecord{
-			Start: now, Length: round, Active: len(active), Running: len(ran), BusyGPUs: busy, GPUs: totalGPUs,
+			Start: now, Length: length, Active: len(active), Running: len(ran), BusyGPUs: busy, GPUs: totalGPUs,
 		})
 		if len(ran) == 0 && len(pending) == 0 && !changed && (decision.Wake == 0 || decision.Wake <= now) {
 			return nil, fmt.Errorf("%w (%d jobs at %v)", ErrStalled, len(active), now)
 		}
-		now += round
+		now = end
 		kept := active[:0]
 		for _, st := range active {
 			if st.finished {
-				st.rec.ActiveJobs = st.activeΣ / float64(st.rounds)
+				st.rec.ActiveJobs = st.activeΣ / st.lifetime
 				finished++
 				changed = true
 			} else {
@@ -304,18 +362,29 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 }
 
 // placed turns a decision's placement into the round's runs, for the active
-// jobs it names.
+// jobs it names. Two jobs placed on the same GPUs whose grants pair them run
+// as a co-located pair.
 func placed(c allocation.Cluster, active []*state, alloc allocation.Allocation, p map[string][]allocation.Assignment) (placement.Round, error) {
 	var r placement.Round
 	for _, st := range active {
-		as := p[st.job.ID]
+		id := st.job.ID
+		as := p[id]
 		if len(as) == 0 {
 			continue
+		}
+		var partner string
+		for q := range alloc[id].Pairs {
+			if _, mutual := alloc[q].Pairs[id]; mutual && len(p[q]) > 0 && sameGPUs(as, p[q]) && (partner == "" || q < partner) {
+				partner = q
+			}
+		}
+		if partner != "" && partner < id {
+			continue // placed with its partner
 		}
 		var typ allocation.Accelerator
 		for _, a := range as {
 			if a.GPUs <= 0 {
-				return r, fmt.Errorf("job %q placed on %d GPUs of server %q", st.job.ID, a.GPUs, a.Server)
+				return r, fmt.Errorf("job %q placed on %d GPUs of server %q", id, a.GPUs, a.Server)
 			}
 			srv, ok := c.Server(a.Server)
 			if !ok {
@@ -329,9 +398,12 @@ func placed(c allocation.Cluster, active []*state, alloc allocation.Allocation, 
 		if g := alloc[st.job.ID]; g.GPUs != sumGPUs(as) {
 			return r, fmt.Errorf("job %q granted %d GPUs but placed on %d", st.job.ID, g.GPUs, sumGPUs(as))
 		}
+		if g := alloc[partner]; partner != "" && g.GPUs != sumGPUs(as) {
+			return r, fmt.Errorf("job %q granted %d GPUs but placed on %d", partner, g.GPUs, sumGPUs(as))
+		}
 		as = slices.Clone(as)
 		slices.SortFunc(as, func(a, b allocation.Assignment) int { return cmp.Compare(a.Server, b.Server) })
-		r.Runs = append(r.Runs, placement.Run{Job: st.job.ID, Accelerator: typ, Assignments: as})
+		r.Runs = append(r.Runs, placement.Run{Job: id, Partner: partner, Accelerator: typ, Assignments: as})
 	}
 	return r, nil
 }

@@ -20,7 +20,7 @@ func exportSeconds(d time.Duration) string {
 func exportFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 // JobsCSVHeader is the header row WriteJobsCSV writes.
-var JobsCSVHeader = []string{"id", "tenant", "gpus", "arrival", "first_run", "ran", "finish", "finished", "jct", "exclusive", "active_jobs", "gpu_seconds"}
+var JobsCSVHeader = []string{"id", "tenant", "gpus", "arrival", "first_run", "ran", "finish", "finished", "jct", "exclusive", "active_jobs", "gpu_seconds", "preemptions", "migrations"}
 
 // RoundsCSVHeader is the header row WriteRoundsCSV writes.
 var RoundsCSVHeader = []string{"start", "length", "active", "running", "busy_gpus", "gpus"}
@@ -46,6 +46,7 @@ func WriteJobsCSV(w io.Writer, jobs []JobRecord) error {
 			exportSeconds(j.Arrival), firstRun, strconv.FormatBool(j.Ran),
 			finish, strconv.FormatBool(j.Finished), jct,
 			exportSeconds(j.Exclusive), exportFloat(j.ActiveJobs), exportFloat(j.GPUSeconds),
+			strconv.Itoa(j.Preemptions), strconv.Itoa(j.Migrations),
 		})
 	}
 	cw.Flush()
@@ -70,16 +71,18 @@ func WriteRoundsCSV(w io.Writer, rounds []RoundRecord) error {
 
 // exportJob is a JobRecord with times in seconds.
 type exportJob struct {
-	ID         string   `json:"id"`
-	Tenant     string   `json:"tenant,omitempty"`
-	GPUs       int      `json:"gpus"`
-	Arrival    float64  `json:"arrival"`
-	FirstRun   *float64 `json:"first_run"`
-	Finish     *float64 `json:"finish"`
-	JCT        *float64 `json:"jct"`
-	Exclusive  float64  `json:"exclusive"`
-	ActiveJobs float64  `json:"active_jobs"`
-	GPUSeconds float64  `json:"gpu_seconds"`
+	ID          string   `json:"id"`
+	Tenant      string   `json:"tenant,omitempty"`
+	GPUs        int      `json:"gpus"`
+	Arrival     float64  `json:"arrival"`
+	FirstRun    *float64 `json:"first_run"`
+	Finish      *float64 `json:"finish"`
+	JCT         *float64 `json:"jct"`
+	Exclusive   float64  `json:"exclusive"`
+	ActiveJobs  float64  `json:"active_jobs"`
+	GPUSeconds  float64  `json:"gpu_seconds"`
+	Preemptions int      `json:"preemptions"`
+	Migrations  int      `json:"migrations"`
 }
 
 // exportRound is a RoundRecord with times in seconds.
@@ -108,6 +111,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 			ID: j.ID, Tenant: j.Tenant, GPUs: j.GPUs,
 			Arrival: j.Arrival.Seconds(), Exclusive: j.Exclusive.Seconds(),
 			ActiveJobs: j.ActiveJobs, GPUSeconds: j.GPUSeconds,
+			Preemptions: j.Preemptions, Migrations: j.Migrations,
 		}
 		if j.Ran {
 			e.FirstRun = sec(j.FirstRun)

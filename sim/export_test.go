@@ -15,7 +15,7 @@ func exportTestResult() *Result {
 		Jobs: []JobRecord{
 			{ID: "a", Tenant: "t1", GPUs: 2, Arrival: 0, FirstRun: 360 * time.Second, Ran: true,
 				Finish: 1000500 * time.Millisecond, Finished: true, Exclusive: 600 * time.Second,
-				ActiveJobs: 1.5, GPUSeconds: 1281},
+				ActiveJobs: 1.5, GPUSeconds: 1281, Preemptions: 2, Migrations: 1},
 			{ID: "b,c", GPUs: 1, Arrival: 90 * time.Second, Exclusive: 30 * time.Minute, ActiveJobs: 2},
 		},
 		Rounds: []RoundRecord{
@@ -25,9 +25,9 @@ func exportTestResult() *Result {
 	}
 }
 
-const exportWantJobsCSV = `id,tenant,gpus,arrival,first_run,ran,finish,finished,jct,exclusive,active_jobs,gpu_seconds
-a,t1,2,0,360,true,1000.5,true,1000.5,600,1.5,1281
-"b,c",,1,90,,false,,false,,1800,2,0
+const exportWantJobsCSV = `id,tenant,gpus,arrival,first_run,ran,finish,finished,jct,exclusive,active_jobs,gpu_seconds,preemptions,migrations
+a,t1,2,0,360,true,1000.5,true,1000.5,600,1.5,1281,2,1
+"b,c",,1,90,,false,,false,,1800,2,0,0,0
 `
 
 const exportWantRoundsCSV = `start,length,active,running,busy_gpus,gpus
@@ -47,7 +47,9 @@ const exportWantJSON = `{
       "jct": 1000.5,
       "exclusive": 600,
       "active_jobs": 1.5,
-      "gpu_seconds": 1281
+      "gpu_seconds": 1281,
+      "preemptions": 2,
+      "migrations": 1
     },
     {
       "id": "b,c",
@@ -58,7 +60,9 @@ const exportWantJSON = `{
       "jct": null,
       "exclusive": 1800,
       "active_jobs": 2,
-      "gpu_seconds": 0
+      "gpu_seconds": 0,
+      "preemptions": 0,
+      "migrations": 0
     }
   ],
   "rounds": [
@@ -133,7 +137,7 @@ func TestExportEmpty(t *testing.T) {
 	if err := WriteJobsCSV(&jobs, nil); err != nil {
 		t.Fatal(err)
 	}
-	if want := exportWantJobsCSV[:len("id,tenant,gpus,arrival,first_run,ran,finish,finished,jct,exclusive,active_jobs,gpu_seconds\n")]; jobs.String() != want {
+	if want := exportWantJobsCSV[:len("id,tenant,gpus,arrival,first_run,ran,finish,finished,jct,exclusive,active_jobs,gpu_seconds,preemptions,migrations\n")]; jobs.String() != want {
 		t.Errorf("empty jobs CSV %q, want %q", jobs.String(), want)
 	}
 }

@@ -20,12 +20,16 @@ type JobRecord struct {
 	// Exclusive is the job's run time alone on its own GPUs of the type
 	// it runs fastest on: T_excl of finish-time fairness.
 	Exclusive time.Duration `json:"exclusive"`
-	// ActiveJobs is the mean number of jobs in the system over the rounds
-	// of the job's lifetime, for the contention variant of finish-time
+	// ActiveJobs is the mean number of jobs in the system over the job's
+	// lifetime, weighted by time, for the contention variant of finish-time
 	// fairness.
 	ActiveJobs float64 `json:"active_jobs"`
 	// GPUSeconds is the GPU time the job ran: GPUs × seconds.
 	GPUSeconds float64 `json:"gpu_seconds"`
+	// Preemptions counts the times the job stopped running before it
+	// finished; Migrations the times it kept running on other GPUs.
+	Preemptions int `json:"preemptions,omitempty"`
+	Migrations  int `json:"migrations,omitempty"`
 }
 
 // JCT returns the job completion time, Finish − Arrival.
