@@ -25,7 +25,7 @@ func Validate(s *Snapshot) error {
 	if s.Now < 0 {
 		return fmt.Errorf("%w: now: %v is negative", ErrInvalidSnapshot, s.Now)
 	}
-	types := s.Cluster.Types()
+	cs := newCensus(s.Cluster)
 	ids := make(map[string]bool, len(s.Jobs))
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
@@ -38,7 +38,7 @@ func Validate(s *Snapshot) error {
 		ids[j.ID] = true
 	}
 	for i := range s.Jobs {
-		if err := validateJob(s, &s.Jobs[i], types, ids); err != nil {
+		if err := validateJob(s, &s.Jobs[i], cs, ids); err != nil {
 			return fmt.Errorf("%w: job %q: %w", ErrInvalidSnapshot, s.Jobs[i].ID, err)
 		}
 	}
@@ -63,7 +63,25 @@ func nonNeg(field string, x float64) error {
 	return nil
 }
 
-func validateJob(s *Snapshot, j *Job, types []allocation.Accelerator, ids map[string]bool) error {
+// census is what Validate needs of the cluster, computed once per snapshot:
+// validating is linear in jobs plus servers, not their product.
+type census struct {
+	types   []allocation.Accelerator
+	gpus    map[allocation.Accelerator]int
+	servers map[string]allocation.Server
+}
+
+func newCensus(c allocation.Cluster) *census {
+	cs := &census{types: c.Types(), gpus: make(map[allocation.Accelerator]int), servers: make(map[string]allocation.Server, len(c.Servers))}
+	for _, srv := range c.Servers {
+		cs.gpus[srv.Accelerator] += srv.GPUs
+		cs.servers[srv.ID] = srv
+	}
+	return cs
+}
+
+func validateJob(s *Snapshot, j *Job, cs *census, ids map[string]bool) error {
+	types := cs.types
 	for _, f := range []struct {
 		name string
 		v    float64
@@ -98,12 +116,12 @@ func validateJob(s *Snapshot, j *Job, types []allocation.Accelerator, ids map[st
 		return err
 	}
 	if j.Elastic == nil {
-		if err := j.runnable(s.Cluster); err != nil {
+		if err := j.runnable(cs); err != nil {
 			return err
 		}
 	}
 	for _, p := range j.Placement {
-		srv, ok := s.Cluster.Server(p.Server)
+		srv, ok := cs.servers[p.Server]
 		switch {
 		case !ok:
 			return bad("placement", "unknown server %q", p.Server)
@@ -111,13 +129,18 @@ func validateJob(s *Snapshot, j *Job, types []allocation.Accelerator, ids map[st
 			return bad("placement", "%d GPUs on server %q, which has %d", p.GPUs, p.Server, srv.GPUs)
 		}
 	}
-	for _, partner := range slices.Sorted(maps.Keys(j.Colocated)) {
-		field := fmt.Sprintf("colocated[%s]", partner)
-		if partner == j.ID || !ids[partner] {
-			return bad(field, "partner must be another job of the snapshot")
-		}
-		if err := throughputs(field, j.Colocated[partner], types); err != nil {
-			return err
+	for partner, t := range j.Colocated {
+		if partner == j.ID || !ids[partner] || throughputs("", t, types) != nil {
+			// Report the first bad partner in ID order.
+			for _, partner := range slices.Sorted(maps.Keys(j.Colocated)) {
+				field := fmt.Sprintf("colocated[%s]", partner)
+				if partner == j.ID || !ids[partner] {
+					return bad(field, "partner must be another job of the snapshot")
+				}
+				if err := throughputs(field, j.Colocated[partner], types); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	if j.Elastic != nil {
@@ -139,6 +162,17 @@ func validateJob(s *Snapshot, j *Job, types []allocation.Accelerator, ids map[st
 }
 
 func throughputs(field string, t map[allocation.Accelerator]float64, types []allocation.Accelerator) error {
+	ok := true
+	for k, x := range t { // the common case, without allocating
+		if _, known := slices.BinarySearch(types, k); !known || !(x >= 0) || math.IsInf(x, 1) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return nil
+	}
+	// Report the first bad entry in key order, whatever the map's order.
 	for _, k := range slices.Sorted(maps.Keys(t)) {
 		if _, ok := slices.BinarySearch(types, k); !ok {
 			return bad(field, "unknown accelerator %q (cluster has %v)", k, types)
@@ -156,17 +190,17 @@ func throughputs(field string, t map[allocation.Accelerator]float64, types []all
 // GPU count a policy may change; a policy that keeps GPU counts fixed applies
 // it to those too. The error wraps ErrInvalidSnapshot and names the job.
 func (j *Job) Runnable(c allocation.Cluster) error {
-	if err := j.runnable(c); err != nil {
+	if err := j.runnable(newCensus(c)); err != nil {
 		return fmt.Errorf("%w: job %q: %w", ErrInvalidSnapshot, j.ID, err)
 	}
 	return nil
 }
 
-func (j *Job) runnable(c allocation.Cluster) error {
+func (j *Job) runnable(cs *census) error {
 	var runnable []string
-	for _, k := range c.Types() {
+	for _, k := range cs.types {
 		if j.Throughput[k] > 0 {
-			n := c.GPUs(k)
+			n := cs.gpus[k]
 			if n >= j.GPUs {
 				return nil
 			}
