@@ -57,6 +57,11 @@
 // on the fewest servers of one type, in the fullest server that holds it
 // whole or else the servers with the most free GPUs. Only GPUs are counted.
 //
+// [Assign] solves the assignment problem, rows to distinct columns at the
+// least total cost, by the Hungarian method in O(n²m): AlloX's matching of
+// jobs to (GPU, position) pairs. A +Inf cost forbids a pair, and
+// [ErrInfeasible] reports that every complete assignment needs one.
+//
 // # Round-based mechanism
 //
 // [Mechanism.Next] is Gavel's round-based scheduling mechanism: it turns an [allocation.Allocation], the time share X_jk of every job j on
