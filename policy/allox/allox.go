@@ -1,0 +1,304 @@
+package allox
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/placement"
+	"github.com/dlsched/dlsched/policy"
+)
+
+func init() {
+	policy.Register("allox",
+		"AlloX: non-preemptive; matches the longest-waiting jobs to free GPUs for the least total completion time",
+		policy.Configured((*AlloX).check))
+}
+
+// DefaultAlpha is Gavel's default fairness knob: every waiting job is
+// considered.
+const DefaultAlpha = 1.0
+
+// AlloX is the policy of AlloX. It keeps no state: same snapshot, same
+// decision.
+//
+// Running jobs keep their GPUs. Of the m waiting jobs that could start on
+// the free GPUs, the n = min(m, max(⌈α·m⌉, F)) that have waited longest are
+// matched to F free GPUs (workers) w and positions p = 1…n, position p
+// meaning p-th from last, at the least total cost
+//
+//	Σ_j  g_j·p_j·q_{j,k(w_j)} + d_j,   q_jk = (StepsTotal_j − StepsDone_j) / Throughput_jk,
+//
+// with g_j the job's GPUs, k(w) the worker's accelerator type and d_j the
+// time the job has waited. For one-GPU jobs this is the total completion
+// time, measured from arrival, of the jobs if each worker runs its jobs from
+// the highest position down. The job in the highest position on each worker
+// starts now; the others wait for the next decision. Objective is the least
+// total cost, in seconds.
+type AlloX struct {
+	// Alpha is the fairness knob α in (0,1]: only the ⌈α·m⌉ longest-waiting
+	// of the m waiting jobs are considered, but never fewer than the free
+	// GPUs. Nil means 1 (Gavel's default, every job); Shockwave's
+	// comparison used 0.2.
+	Alpha *float64 `json:"alpha,omitempty"`
+}
+
+// Name returns "allox".
+func (*AlloX) Name() string { return "allox" }
+
+func (p *AlloX) check() error {
+	if p.Alpha != nil && !(*p.Alpha > 0 && *p.Alpha <= 1) {
+		return fmt.Errorf("%w: allox: alpha: %v is not in (0, 1]", policy.ErrInvalidConfig, *p.Alpha)
+	}
+	return nil
+}
+
+func (p *AlloX) alpha() float64 {
+	if p.Alpha == nil {
+		return DefaultAlpha
+	}
+	return *p.Alpha
+}
+
+// job is a waiting job as AlloX sees it.
+type job struct {
+	j    *policy.Job
+	wait float64 // seconds since arrival
+	left float64 // steps to go
+	// first is the least g·q over the types it can use: the key that
+	// orders the matching's rows, longest first.
+	first float64
+}
+
+// q returns the job's processing time on type k, or +Inf if it cannot
+// start there now.
+func (jb *job) q(k allocation.Accelerator, free map[allocation.Accelerator]int) float64 {
+	thr := jb.j.Throughput[k]
+	if thr <= 0 || free[k] < jb.j.GPUs {
+		return math.Inf(1)
+	}
+	return jb.left / thr
+}
+
+// worker is one free GPU.
+type worker struct {
+	server string
+	k      allocation.Accelerator
+}
+
+// Allocate keeps running jobs on their GPUs and starts the waiting jobs that
+// come first on the free GPUs in AlloX's matching.
+func (p *AlloX) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	if err := policy.Validate(s); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("allox: %w", err)
+	}
+	jobs := make([]*policy.Job, len(s.Jobs))
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		switch {
+		case j.GPUs < 1:
+			return nil, fmt.Errorf("%w: job %q: gpus: %d; allox needs a fixed GPU count", policy.ErrInvalidSnapshot, j.ID, j.GPUs)
+		case j.StepsTotal <= 0:
+			return nil, fmt.Errorf("%w: job %q: steps_total: unknown; allox needs each job's length", policy.ErrInvalidSnapshot, j.ID)
+		}
+		if err := j.Runnable(s.Cluster); err != nil {
+			return nil, err
+		}
+		jobs[i] = j
+	}
+	slices.SortFunc(jobs, func(a, b *policy.Job) int { return cmp.Compare(a.ID, b.ID) })
+
+	d := &policy.Decision{Policy: p.Name(), Allocation: allocation.Allocation{}}
+	grant := func(j *policy.Job, k allocation.Accelerator, place []allocation.Assignment) {
+		d.Allocation[j.ID] = allocation.Grant{GPUs: j.GPUs, Shares: map[allocation.Accelerator]float64{k: 1}}
+		if d.Placement == nil {
+			d.Placement = make(map[string][]allocation.Assignment)
+		}
+		d.Placement[j.ID] = place
+	}
+
+	// Running jobs are never preempted; one whose GPUs are not all its own
+	// (gone, shared with another, of a type it cannot use) waits again.
+	g := placement.NewGangs(s.Cluster)
+	used := make(map[string]int)
+	var waiting []*policy.Job
+	for _, j := range jobs {
+		if len(j.Placement) == 0 {
+			waiting = append(waiting, j)
+			continue
+		}
+		k, ok := g.Keep(j.Placement, j.GPUs, func(k allocation.Accelerator) bool { return j.Throughput[k] > 0 })
+		if !ok {
+			d.Warnings = append(d.Warnings, fmt.Sprintf("job %q: placement: its GPUs are not all free, of one usable type and %d in number; it waits", j.ID, j.GPUs))
+			waiting = append(waiting, j)
+			continue
+		}
+		grant(j, k, slices.Clone(j.Placement))
+		for _, a := range j.Placement {
+			used[a.Server] += a.GPUs
+		}
+	}
+
+	servers := slices.SortedFunc(slices.Values(s.Cluster.Servers), func(a, b allocation.Server) int { return cmp.Compare(a.ID, b.ID) })
+	var workers []worker
+	free := make(map[allocation.Accelerator]int)
+	for _, srv := range servers {
+		for range srv.GPUs - used[srv.ID] {
+			workers = append(workers, worker{srv.ID, srv.Accelerator})
+		}
+		free[srv.Accelerator] += srv.GPUs - used[srv.ID]
+	}
+
+	// The waiting jobs that could start now, longest-waiting first.
+	var cands []*job
+	for _, j := range waiting {
+		jb := &job{j: j, wait: (s.Now - j.Arrival).Seconds(), left: j.StepsTotal - j.StepsDone, first: math.Inf(1)}
+		for k := range free {
+			jb.first = math.Min(jb.first, float64(j.GPUs)*jb.q(k, free))
+		}
+		if !math.IsInf(jb.first, 1) {
+			cands = append(cands, jb)
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b *job) int { return cmp.Compare(b.wait, a.wait) })
+	// ⌈α·m⌉, forgiving rounding: 0.7·10 is 7.000000000000001.
+	n := int(math.Ceil(p.alpha()*float64(len(cands)) - 1e-9))
+	cands = cands[:min(len(cands), max(n, len(workers)))]
+	if len(cands) == 0 {
+		return d, nil
+	}
+
+	heads, cost, err := match(ctx, cands, workers, free)
+	if err != nil {
+		return nil, err
+	}
+	d.Objective = cost
+	// The heads start in increasing GPU-time g·q on their type, so that
+	// when gangs cannot all start, those that free their GPUs soonest do.
+	slices.SortStableFunc(heads, func(a, b head) int {
+		return cmp.Or(cmp.Compare(a.area, b.area), cmp.Compare(b.jb.wait, a.jb.wait), cmp.Compare(a.jb.j.ID, b.jb.j.ID))
+	})
+	for _, h := range heads {
+		if place, k, ok := g.Place(h.jb.j.GPUs, func(k allocation.Accelerator) bool { return k == h.k }); ok {
+			grant(h.jb.j, k, place)
+		}
+	}
+	return d, nil
+}
+
+// head is a job that comes first on its worker.
+type head struct {
+	jb   *job
+	k    allocation.Accelerator
+	area float64 // g·q on k
+}
+
+// match solves AlloX's matching of jobs to (worker, position) and returns
+// the job in the highest position on each worker that has one, and the
+// total cost.
+//
+// Gavel gives every worker n positions, an n×(F·n) matrix. Fewer suffice:
+// the optimum fills a worker's positions from 1 up, and if an optimum over
+// the first P_w positions of each worker w leaves every worker's last one
+// empty, it is an optimum over all of them (an improving exchange that used
+// a higher position would improve as much or more through the empty
+// P_w-th, whose cost p·q is smaller). So each worker starts with
+// ⌈n/F⌉+1 positions, and a worker whose last one is taken gets twice as
+// many, up to n, until none is.
+func match(ctx context.Context, jobs []*job, workers []worker, free map[allocation.Accelerator]int) ([]head, float64, error) {
+	n, nw := len(jobs), len(workers)
+	// Longest first: a newly added row then tends to take a position no
+	// one holds, and the solver's augmenting paths stay short.
+	rows := slices.Clone(jobs)
+	slices.SortStableFunc(rows, func(a, b *job) int { return cmp.Compare(b.first, a.first) })
+	// q per row and worker type, shared by the workers of a type.
+	types := make(map[allocation.Accelerator]int)
+	for _, w := range workers {
+		if _, ok := types[w.k]; !ok {
+			types[w.k] = len(types)
+		}
+	}
+	q := make([][]float64, n)
+	for r, jb := range rows {
+		q[r] = make([]float64, len(types))
+		for k, t := range types {
+			q[r][t] = float64(jb.j.GPUs) * jb.q(k, free)
+		}
+	}
+	pos := make([]int, nw)
+	for w := range pos {
+		pos[w] = min(n, (n+nw-1)/nw+1)
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, fmt.Errorf("allox: %w", err)
+		}
+		type column struct{ w, p int }
+		var cols []column
+		for w := range workers {
+			for p := 1; p <= pos[w]; p++ {
+				cols = append(cols, column{w, p})
+			}
+		}
+		cost := make([][]float64, n)
+		for r := range rows {
+			cost[r] = make([]float64, len(cols))
+			for c, col := range cols {
+				cost[r][c] = float64(col.p)*q[r][types[workers[col.w].k]] + rows[r].wait
+			}
+		}
+		got, err := placement.Assign(cost)
+		grow := false
+		switch {
+		case errors.Is(err, placement.ErrInfeasible):
+			// Too few positions on the few workers some jobs can use.
+			for w := range pos {
+				if pos[w] < n {
+					pos[w], grow = min(2*pos[w], n), true
+				}
+			}
+			if !grow {
+				return nil, 0, fmt.Errorf("allox: %w", err)
+			}
+			continue
+		case err != nil:
+			return nil, 0, fmt.Errorf("allox: %w", err)
+		}
+		top := make([]int, nw) // the row in each worker's highest position
+		for w := range top {
+			top[w] = -1
+		}
+		total := 0.0
+		for r, c := range got {
+			col := cols[c]
+			total += cost[r][c]
+			if col.p == pos[col.w] && pos[col.w] < n {
+				pos[col.w], grow = min(2*pos[col.w], n), true
+			}
+			if t := top[col.w]; t < 0 || cols[got[t]].p < col.p {
+				top[col.w] = r
+			}
+		}
+		if grow {
+			continue
+		}
+		var heads []head
+		for w, r := range top {
+			if r >= 0 {
+				k := workers[w].k
+				heads = append(heads, head{rows[r], k, q[r][types[k]]})
+			}
+		}
+		return heads, total, nil
+	}
+}
