@@ -1,0 +1,350 @@
+package gandiva
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/policy"
+)
+
+// place puts job j into a set by the first rule that applies, or leaves it
+// waiting: a set of its class with room; a free server (or servers) which
+// becomes a set of its class; room in a set of another class; migration to
+// make room; rebalancing between classes; oversubscribing the least-loaded
+// set of its class.
+func (r *run) place(j *policy.Job, failed map[string]bool) {
+	g := r.req[j.ID]
+	if s := r.join(j, g, true); s != nil {
+		r.add(s, j.ID)
+		return
+	}
+	if servers := r.free(j, g); servers != nil {
+		r.create(servers, g, j.ID)
+		return
+	}
+	if s := r.join(j, g, false); s != nil {
+		r.add(s, j.ID)
+		return
+	}
+	if r.migrate(j, g, failed) || r.rebalance(j, g) {
+		return
+	}
+	if s := r.oversubscribe(j, g); s != nil {
+		r.add(s, j.ID)
+	}
+}
+
+func usable(j *policy.Job, t allocation.Accelerator) bool { return j.Throughput[t] > 0 }
+
+// fits reports whether every job of unit u can run on type t.
+func (r *run) fits(u []string, t allocation.Accelerator) bool {
+	for _, id := range u {
+		if !usable(r.jobs[id], t) {
+			return false
+		}
+	}
+	return true
+}
+
+// join returns the fullest set, of class g or (same false) of another
+// class, where j can run and that has g GPUs no unit requests.
+func (r *run) join(j *policy.Job, g int, same bool) *set {
+	var best *set
+	for _, s := range r.sets {
+		if (s.Class == g) != same || !usable(j, s.typ) || s.need+g > s.gpus {
+			continue
+		}
+		if best == nil || s.need > best.need {
+			best = s
+		}
+	}
+	return best
+}
+
+// oversubscribe returns the least-loaded set of class g where j can run:
+// load is the GPUs its units request over the GPUs it has.
+func (r *run) oversubscribe(j *policy.Job, g int) *set {
+	var best *set
+	for _, s := range r.sets {
+		if s.Class != g || !usable(j, s.typ) {
+			continue
+		}
+		if best == nil || s.need*best.gpus < best.need*s.gpus {
+			best = s
+		}
+	}
+	return best
+}
+
+// free returns free servers for a new set of class g where j can run: the
+// smallest one that holds g GPUs, or else, of one type, the fewest that do
+// together, the largest first.
+func (r *run) free(j *policy.Job, g int) []string {
+	var one *allocation.Server
+	for i := range r.servers {
+		srv := &r.servers[i]
+		if r.busy[srv.ID] || srv.GPUs < g || !usable(j, srv.Accelerator) {
+			continue
+		}
+		if one == nil || srv.GPUs < one.GPUs {
+			one = srv
+		}
+	}
+	if one != nil {
+		return []string{one.ID}
+	}
+	var best []string
+	for _, t := range r.types {
+		if !usable(j, t) {
+			continue
+		}
+		var cand []allocation.Server
+		for _, srv := range r.servers {
+			if srv.Accelerator == t && !r.busy[srv.ID] && srv.GPUs > 0 {
+				cand = append(cand, srv)
+			}
+		}
+		slices.SortStableFunc(cand, func(a, b allocation.Server) int { return cmp.Compare(b.GPUs, a.GPUs) })
+		var ids []string
+		n := 0
+		for _, srv := range cand {
+			if n >= g {
+				break
+			}
+			ids, n = append(ids, srv.ID), n+srv.GPUs
+		}
+		if n >= g && (best == nil || len(ids) < len(best)) {
+			best = ids
+		}
+	}
+	if best != nil {
+		slices.Sort(best)
+	}
+	return best
+}
+
+func (r *run) add(s *set, ids ...string) {
+	for _, id := range ids {
+		s.Jobs = append(s.Jobs, id)
+		r.owner[id] = s
+	}
+	r.more(s, r.req[ids[0]])
+}
+
+func (r *run) create(servers []string, class int, id string) {
+	s := &set{Set: Set{Class: class, Servers: servers, SliceStart: r.now}, typ: r.srv[servers[0]].Accelerator}
+	for _, sid := range servers {
+		s.gpus += r.srv[sid].GPUs
+		r.busy[sid] = true
+	}
+	r.sets = append(r.sets, s)
+	r.add(s, id)
+}
+
+// move is a unit to migrate and the set it goes to.
+type move struct {
+	unit []string
+	to   *set
+}
+
+// plan frees room in set from by moving units elsewhere.
+type plan struct {
+	from  *set
+	moves []move
+	jobs  int // jobs migrated
+	gpus  int // GPUs of the jobs migrated
+}
+
+// migrate makes room for j in one set by moving units of that set onto
+// other sets with room, without time-slicing them, when the cluster has g
+// GPUs to spare where j can run. Of the sets that could take j, it picks
+// the one needing the fewest migrated jobs, and carries the plan out only
+// if the gain exceeds the cost:
+//
+//	g × quantum  >  Σ migrated jobs' GPUs × migration cost
+//
+// the gain counting the GPU-seconds j runs at least one quantum earlier.
+// failed remembers, by class and usable types, what cannot succeed in this
+// call.
+func (r *run) migrate(j *policy.Job, g int, failed map[string]bool) bool {
+	var ts []allocation.Accelerator
+	for _, t := range r.types {
+		if usable(j, t) {
+			ts = append(ts, t)
+		}
+	}
+	fk := fmt.Sprint(g, ts)
+	if failed[fk] {
+		return false
+	}
+	spare := 0
+	for _, s := range r.sets {
+		if usable(j, s.typ) {
+			spare += max(0, s.gpus-s.need)
+		}
+	}
+	var best *plan
+	if spare >= g {
+		for _, s := range r.sets {
+			if !usable(j, s.typ) || s.gpus < g {
+				continue
+			}
+			p := r.evict(s, g)
+			if p != nil && (best == nil || p.jobs < best.jobs || (p.jobs == best.jobs && p.gpus < best.gpus)) {
+				best = p
+			}
+			if best != nil && best.jobs == 1 {
+				break
+			}
+		}
+	}
+	if best == nil || !r.worth(g, best.gpus) {
+		failed[fk] = true
+		return false
+	}
+	r.carry(best, j.ID, g)
+	clear(failed)
+	return true
+}
+
+// worth reports whether starting a g-GPU job now is worth migrating jobs
+// holding gpus GPUs.
+func (r *run) worth(g, gpus int) bool {
+	return float64(g)*r.q > float64(gpus)*r.p.migrationCost()
+}
+
+// evict plans to free g GPUs in set from, moving its largest units first
+// (the back of the round-robin queue first among equals) each to the set
+// with room that fits it best, of its own class first.
+func (r *run) evict(from *set, g int) *plan {
+	deficit := g - (from.gpus - from.need)
+	us := r.units(from)
+	slices.Reverse(us)
+	slices.SortStableFunc(us, func(a, b []string) int { return cmp.Compare(r.req[b[0]], r.req[a[0]]) })
+	p := &plan{from: from}
+	taken := make(map[*set]int)
+	for _, u := range us {
+		if deficit <= 0 {
+			break
+		}
+		ug := r.req[u[0]]
+		var to *set
+		for _, s := range r.sets {
+			room := s.gpus - s.need - taken[s]
+			if s == from || room < ug || !r.fits(u, s.typ) {
+				continue
+			}
+			if to == nil {
+				to = s
+				continue
+			}
+			best := to.gpus - to.need - taken[to]
+			if (s.Class == ug) != (to.Class == ug) {
+				if s.Class == ug {
+					to = s
+				}
+			} else if room < best {
+				to = s
+			}
+		}
+		if to == nil {
+			return nil
+		}
+		taken[to] += ug
+		p.moves = append(p.moves, move{slices.Clone(u), to})
+		p.jobs += len(u)
+		p.gpus += len(u) * ug
+		deficit -= ug
+	}
+	if deficit > 0 {
+		return nil
+	}
+	return p
+}
+
+// carry moves the plan's units and puts job id in the room made: a set
+// left empty becomes a set of class g.
+func (r *run) carry(p *plan, id string, g int) {
+	for _, m := range p.moves {
+		p.from.Jobs = slices.DeleteFunc(p.from.Jobs, func(x string) bool { return slices.Contains(m.unit, x) })
+		p.from.need -= r.req[m.unit[0]]
+		r.add(m.to, m.unit...)
+		r.migrated += len(m.unit)
+	}
+	if len(p.from.Jobs) > 0 {
+		r.add(p.from, id)
+		return
+	}
+	r.sets = slices.DeleteFunc(r.sets, func(s *set) bool { return s == p.from })
+	for _, sid := range p.from.Servers {
+		r.busy[sid] = false
+	}
+	r.create(p.from.Servers, g, id)
+}
+
+// rebalance gives class g a set when it holds fewer GPUs than its target
+// (Targets), or none: a class that would stay at or above its target gives
+// up one of its sets where j can run, its members merging onto the class's
+// other sets, the least-loaded first, time-sliced there. The set with the
+// fewest members goes, if the gain exceeds the cost as for migration, the
+// gain counting a quantum of all the set's GPUs for class g.
+func (r *run) rebalance(j *policy.Job, g int) bool {
+	if r.demand == nil {
+		r.demand = make(map[int]int)
+		for _, g := range r.req {
+			r.demand[g] += g
+		}
+	}
+	held := make(map[int]int)
+	count := make(map[int]int)
+	for _, s := range r.sets {
+		held[s.Class] += s.gpus
+		count[s.Class]++
+	}
+	target := Targets(r.demand, r.snap.Cluster.TotalGPUs())
+	if held[g] > 0 && held[g] >= target[g] {
+		return false
+	}
+	var best *plan
+	for _, from := range r.sets {
+		k := from.Class
+		if k == g || count[k] < 2 || held[k]-from.gpus < target[k] || from.gpus < g || !usable(j, from.typ) {
+			continue
+		}
+		if best != nil && len(from.Jobs) >= best.jobs {
+			continue
+		}
+		p := &plan{from: from}
+		taken := make(map[*set]int)
+		for _, u := range r.units(from) {
+			ug := r.req[u[0]]
+			var to *set
+			for _, s := range r.sets {
+				if s == from || s.Class != k || s.gpus < ug || !r.fits(u, s.typ) {
+					continue
+				}
+				if to == nil || (s.need+taken[s])*to.gpus < (to.need+taken[to])*s.gpus {
+					to = s
+				}
+			}
+			if to == nil {
+				p = nil
+				break
+			}
+			taken[to] += ug
+			p.moves = append(p.moves, move{slices.Clone(u), to})
+			p.jobs += len(u)
+			p.gpus += len(u) * ug
+		}
+		if p != nil {
+			best = p
+		}
+	}
+	if best == nil || !r.worth(best.from.gpus, best.gpus) {
+		return false
+	}
+	r.carry(best, j.ID, g)
+	return true
+}
