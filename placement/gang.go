@@ -16,6 +16,7 @@ type Gangs struct {
 	servers []allocation.Server // sorted by ID
 	types   []allocation.Accelerator
 	free    map[string]int
+	onType  map[allocation.Accelerator]int // free GPUs per type, so a gang that cannot fit fails at once
 }
 
 // NewGangs returns the free GPUs of c.
@@ -24,9 +25,11 @@ func NewGangs(c allocation.Cluster) *Gangs {
 		servers: slices.SortedFunc(slices.Values(c.Servers), func(a, b allocation.Server) int { return cmp.Compare(a.ID, b.ID) }),
 		types:   c.Types(),
 		free:    make(map[string]int),
+		onType:  make(map[allocation.Accelerator]int),
 	}
 	for _, srv := range g.servers {
 		g.free[srv.ID] = srv.GPUs
+		g.onType[srv.Accelerator] += srv.GPUs
 	}
 	return g
 }
@@ -34,10 +37,18 @@ func NewGangs(c allocation.Cluster) *Gangs {
 // Free returns the free GPUs left in all.
 func (g *Gangs) Free() int {
 	n := 0
-	for _, f := range g.free {
+	for _, f := range g.onType {
 		n += f
 	}
 	return n
+}
+
+// FreeOn returns the free GPUs left of type t.
+func (g *Gangs) FreeOn(t allocation.Accelerator) int { return g.onType[t] }
+
+func (g *Gangs) take(id string, t allocation.Accelerator, n int) {
+	g.free[id] -= n
+	g.onType[t] -= n
 }
 
 // Keep takes the GPUs of place for a job if they are all still free, on one
@@ -67,7 +78,7 @@ func (g *Gangs) Keep(place []allocation.Assignment, gpus int, usable func(alloca
 		}
 	}
 	for id, n := range need {
-		g.free[id] -= n
+		g.take(id, types[0], n)
 	}
 	return types[0], true
 }
@@ -78,25 +89,52 @@ func (g *Gangs) Keep(place []allocation.Assignment, gpus int, usable func(alloca
 // first by name. It returns the assignments, sorted by server, and the type,
 // or false, taking nothing, when no usable type has k free GPUs.
 func (g *Gangs) Place(k int, usable func(allocation.Accelerator) bool) ([]allocation.Assignment, allocation.Accelerator, bool) {
+	return g.place(k, usable, false)
+}
+
+// Consolidate is Place for a job that must be consolidated: it takes k GPUs
+// only on as few servers as could ever hold k GPUs of the type (one server
+// when one is big enough, else the biggest servers whole), and otherwise
+// takes nothing and returns false, so that the job waits.
+func (g *Gangs) Consolidate(k int, usable func(allocation.Accelerator) bool) ([]allocation.Assignment, allocation.Accelerator, bool) {
+	return g.place(k, usable, true)
+}
+
+// fewest returns the fewest servers of type t whose GPUs add up to k.
+func (g *Gangs) fewest(t allocation.Accelerator, k int) int {
+	var sizes []int
+	for _, srv := range g.servers {
+		if srv.Accelerator == t {
+			sizes = append(sizes, srv.GPUs)
+		}
+	}
+	slices.SortFunc(sizes, func(a, b int) int { return b - a })
+	n := 0
+	for _, size := range sizes {
+		if k <= 0 {
+			break
+		}
+		k -= size
+		n++
+	}
+	return n
+}
+
+func (g *Gangs) place(k int, usable func(allocation.Accelerator) bool, consolidate bool) ([]allocation.Assignment, allocation.Accelerator, bool) {
 	if k < 1 {
 		return nil, "", false
 	}
 	var best []allocation.Assignment
 	var bestType allocation.Accelerator
 	for _, t := range g.types {
-		if !usable(t) {
+		if g.onType[t] < k || !usable(t) {
 			continue
 		}
 		var cands []allocation.Server
-		freeOnType := 0
 		for _, srv := range g.servers {
 			if srv.Accelerator == t && g.free[srv.ID] > 0 {
 				cands = append(cands, srv)
-				freeOnType += g.free[srv.ID]
 			}
-		}
-		if freeOnType < k {
-			continue
 		}
 		var place []allocation.Assignment
 		fit := -1
@@ -118,6 +156,9 @@ func (g *Gangs) Place(k int, usable func(allocation.Accelerator) bool) ([]alloca
 				}
 			}
 		}
+		if consolidate && len(place) > g.fewest(t, k) {
+			continue
+		}
 		if best == nil || len(place) < len(best) {
 			best, bestType = place, t
 		}
@@ -126,7 +167,7 @@ func (g *Gangs) Place(k int, usable func(allocation.Accelerator) bool) ([]alloca
 		return nil, "", false
 	}
 	for _, a := range best {
-		g.free[a.Server] -= a.GPUs
+		g.take(a.Server, bestType, a.GPUs)
 	}
 	slices.SortFunc(best, func(a, b allocation.Assignment) int { return cmp.Compare(a.Server, b.Server) })
 	return best, bestType, true

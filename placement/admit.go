@@ -1,0 +1,200 @@
+package placement
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/dlsched/dlsched/allocation"
+)
+
+// Request is a gang of whole GPUs asking to run, as a priority scheduler
+// (Tiresias, FIFO, SRTF) ranks it.
+type Request struct {
+	ID   string
+	GPUs int
+	// Current is where the job runs now; empty if it does not. A job that
+	// keeps running keeps these GPUs when it can.
+	Current []allocation.Assignment
+	// Throughput is the job's speed per type; it may run only on types
+	// where it is positive. On several, the fastest with room wins.
+	Throughput map[allocation.Accelerator]float64
+	// Consolidate makes the job wait rather than run on more servers than
+	// its GPUs need (Gangs.Consolidate).
+	Consolidate bool
+}
+
+// Priority admits requests in priority order. The zero value backfills:
+// a request that cannot run does not stop those after it, and holds no
+// reservation.
+type Priority struct {
+	// HeadOfLine stops at the first request that cannot run: strict FIFO,
+	// whose blocked head keeps the rest waiting.
+	HeadOfLine bool
+}
+
+// Admit returns the runs of the requests that run now, in the order of
+// reqs, highest priority first.
+//
+// Which requests run is decided by GPU counts first, as in Tiresias'
+// simulator: walking in order, a request runs if its type has as many free
+// GPUs as it needs (a running request counts on the type it runs on). Then
+// the chosen running requests keep their GPUs, and the chosen new ones are
+// placed in order, on the fewest servers (Gangs.Place, or
+// Gangs.Consolidate). A request that was not chosen, or could not be
+// placed, may still backfill what is left, in order, so that no GPU idles
+// while a request that fits waits. A running request that does not run is
+// preempted. With HeadOfLine nothing is preempted: running requests keep
+// their GPUs, and the others run in order up to the first that cannot.
+//
+// IDs must be unique and non-empty and GPUs positive; the error wraps
+// allocation.ErrInvalid and names the request.
+func (p Priority) Admit(c allocation.Cluster, reqs []Request) ([]Run, error) {
+	seen := make(map[string]bool, len(reqs))
+	for i, r := range reqs {
+		switch {
+		case r.ID == "":
+			return nil, fmt.Errorf("%w request %d: empty id", allocation.ErrInvalid, i)
+		case seen[r.ID]:
+			return nil, fmt.Errorf("%w request %q: duplicate id", allocation.ErrInvalid, r.ID)
+		case r.GPUs < 1:
+			return nil, fmt.Errorf("%w request %q: gpus: %d is not positive", allocation.ErrInvalid, r.ID, r.GPUs)
+		}
+		for _, a := range r.Current {
+			if a.GPUs < 1 {
+				return nil, fmt.Errorf("%w request %q: current: %d GPUs on server %q", allocation.ErrInvalid, r.ID, a.GPUs, a.Server)
+			}
+		}
+		seen[r.ID] = true
+	}
+	g := NewGangs(c)
+	runs := make([]*Run, len(reqs))
+	typesOf := make([][]allocation.Accelerator, len(reqs))
+	types := func(i int) []allocation.Accelerator {
+		if typesOf[i] == nil {
+			typesOf[i] = fastest(reqs[i].Throughput)
+		}
+		return typesOf[i]
+	}
+	keep := func(i int) bool {
+		r := &reqs[i]
+		if len(r.Current) == 0 {
+			return false
+		}
+		t, ok := g.Keep(r.Current, r.GPUs, func(t allocation.Accelerator) bool { return r.Throughput[t] > 0 })
+		if ok {
+			runs[i] = &Run{Job: r.ID, Accelerator: t, Assignments: sortedCopy(r.Current), Extended: true}
+		}
+		return ok
+	}
+	try := func(i int) bool {
+		r := &reqs[i]
+		if keep(i) {
+			return true
+		}
+		for _, t := range types(i) {
+			only := func(u allocation.Accelerator) bool { return u == t }
+			place := g.Place
+			if r.Consolidate {
+				place = g.Consolidate
+			}
+			as, _, ok := place(r.GPUs, only)
+			if ok {
+				runs[i] = &Run{Job: r.ID, Accelerator: t, Assignments: as}
+				return true
+			}
+		}
+		return false
+	}
+	if p.HeadOfLine {
+		for i := range reqs {
+			keep(i)
+		}
+		for i := range reqs {
+			if runs[i] == nil && !try(i) {
+				break
+			}
+		}
+		return collect(runs), nil
+	}
+
+	// Choose by counts, keep the chosen running ones, place the chosen new
+	// ones, then backfill.
+	count := make(map[allocation.Accelerator]int)
+	typeOf := make(map[string]allocation.Accelerator, len(c.Servers))
+	for _, srv := range c.Servers {
+		count[srv.Accelerator] += srv.GPUs
+		typeOf[srv.ID] = srv.Accelerator
+	}
+	chosen := make([]bool, len(reqs))
+	left := c.TotalGPUs()
+	for i, r := range reqs {
+		if left == 0 {
+			break
+		}
+		var ts []allocation.Accelerator
+		if len(r.Current) > 0 {
+			if t, ok := typeOf[r.Current[0].Server]; ok && r.Throughput[t] > 0 {
+				ts = []allocation.Accelerator{t}
+			}
+		}
+		if ts == nil {
+			ts = types(i)
+		}
+		for _, t := range ts {
+			if count[t] >= r.GPUs {
+				count[t] -= r.GPUs
+				left -= r.GPUs
+				chosen[i] = true
+				break
+			}
+		}
+	}
+	for i := range reqs {
+		if chosen[i] {
+			keep(i)
+		}
+	}
+	for i := range reqs {
+		if chosen[i] && runs[i] == nil {
+			try(i)
+		}
+	}
+	for i := range reqs {
+		if runs[i] == nil && g.Free() > 0 {
+			try(i)
+		}
+	}
+	return collect(runs), nil
+}
+
+// fastest returns the types with positive throughput, fastest first, ties
+// by name.
+func fastest(thr map[allocation.Accelerator]float64) []allocation.Accelerator {
+	ts := []allocation.Accelerator{} // not nil: computed
+	for t, x := range thr {
+		if x > 0 {
+			ts = append(ts, t)
+		}
+	}
+	slices.SortFunc(ts, func(a, b allocation.Accelerator) int {
+		return cmp.Or(cmp.Compare(thr[b], thr[a]), cmp.Compare(a, b))
+	})
+	return ts
+}
+
+func sortedCopy(as []allocation.Assignment) []allocation.Assignment {
+	as = slices.Clone(as)
+	slices.SortFunc(as, func(a, b allocation.Assignment) int { return cmp.Compare(a.Server, b.Server) })
+	return as
+}
+
+func collect(runs []*Run) []Run {
+	var out []Run
+	for _, r := range runs {
+		if r != nil {
+			out = append(out, *r)
+		}
+	}
+	return out
+}
