@@ -393,7 +393,8 @@ func ReadGavelTrace(r io.Reader, name string, p Profile) ([]policy.Job, error) {
 // its GPUs, not a throughput, and its cluster has one GPU type. So the job
 // gets a throughput of 1 step per second on each of accs (at least one type
 // is required) and StepsTotal = duration: it takes duration seconds on any
-// of them. iterations is ignored because Tiresias' policies ignore it.
+// of them. iterations is ignored because Tiresias' policies ignore it. An
+// optional model_name column sets Skew for the models in TiresiasSkew.
 // Errors wrap ErrTrace as a *TraceError naming the line, job and column.
 func ReadTiresiasTrace(r io.Reader, name string, accs ...allocation.Accelerator) ([]policy.Job, error) {
 	if len(accs) == 0 {
@@ -464,14 +465,29 @@ func ReadTiresiasTrace(r io.Reader, name string, accs ...allocation.Accelerator)
 		for _, a := range accs {
 			tp[a] = 1
 		}
+		var skew float64
+		if c, ok := col["model_name"]; ok {
+			skew = TiresiasSkew[strings.ToLower(strings.TrimSpace(rec[c]))]
+		}
 		jobs = append(jobs, policy.Job{
 			ID:         id,
 			GPUs:       gpus,
 			Arrival:    at,
 			Throughput: tp,
 			StepsTotal: dur,
+			Skew:       skew,
 		})
 	}
+}
+
+// TiresiasSkew is the model skew, the share of a model's parameters in its
+// largest tensor, of the models in Tiresias' traces, from the tensor sizes
+// its simulator lists (TensorFlow's benchmark CNNs). VGG and AlexNet are
+// dominated by one fully connected layer; ResNet and Inception are not.
+var TiresiasSkew = map[string]float64{
+	"vgg19": 0.717, "vgg16": 0.744, "vgg11": 0.774, "alexnet": 0.611,
+	"resnet152": 0.060, "resnet101": 0.075, "resnet50": 0.112,
+	"inception4": 0.044, "inception3": 0.138,
 }
 
 // traceCSVErr turns an encoding/csv error into a TraceError.

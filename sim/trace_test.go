@@ -217,9 +217,9 @@ func TestReadTiresiasTrace(t *testing.T) {
 	}
 	tp := map[allocation.Accelerator]float64{"v100": 1, "k80": 1}
 	want := []policy.Job{
-		{ID: "0", GPUs: 1, Throughput: tp, StepsTotal: 164},
-		{ID: "1", GPUs: 8, Arrival: 30 * time.Second, Throughput: tp, StepsTotal: 147},
-		{ID: "7", GPUs: 2, Arrival: 53500 * time.Millisecond, Throughput: tp, StepsTotal: 1800},
+		{ID: "0", GPUs: 1, Throughput: tp, StepsTotal: 164, Skew: 0.717},
+		{ID: "1", GPUs: 8, Arrival: 30 * time.Second, Throughput: tp, StepsTotal: 147, Skew: 0.774},
+		{ID: "7", GPUs: 2, Arrival: 53500 * time.Millisecond, Throughput: tp, StepsTotal: 1800, Skew: 0.112},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
