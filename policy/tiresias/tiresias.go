@@ -1,0 +1,416 @@
+package tiresias
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/bayes"
+	"github.com/dlsched/dlsched/placement"
+	"github.com/dlsched/dlsched/policy"
+)
+
+func init() {
+	policy.Register("tiresias.las",
+		"Tiresias: discretized two-dimensional least-attained-service queues (GPUs × time), preemptive, skew-aware consolidation",
+		policy.Configured((*LAS).check))
+	policy.Register("tiresias.gittins",
+		"Tiresias: discretized queues ordered by the 2D-Gittins index of an empirical GPU-time distribution",
+		policy.Configured((*Gittins).check))
+}
+
+// Defaults, from Tiresias' simulator.
+var (
+	// DefaultThresholds are the simulator's queue limits in GPU-seconds:
+	// three queues, Q0 below 3250, Q1 below 7200, Q2 above.
+	DefaultThresholds = []float64{3250, 7200}
+)
+
+const (
+	// DefaultSkewThreshold consolidates VGG and AlexNet (skew 0.61–0.77)
+	// and spreads ResNet and Inception (0.04–0.14).
+	DefaultSkewThreshold = 0.5
+	// DefaultQuantum is the simulator's Gittins service quantum Δ, in
+	// GPU-seconds.
+	DefaultQuantum = 3250
+)
+
+// eps is the slack, in GPU-seconds (or seconds), within which a threshold
+// counts as reached: a scheduler that wakes at the predicted crossing sees
+// the service up to rounding.
+const eps = 1e-6
+
+// Queues is what both Tiresias policies share: the discretized queues, the
+// promotion knob, the placement rule and the state.
+//
+// A job's attained service is its GPUs × the time it has run
+// (Job.AttainedGPUSeconds) since it was last promoted, or the time alone
+// with TimeOnly. A job is in queue k when T_{k−1} ≤ service < T_k: it
+// enters Q0 and is demoted, to the back of the next queue, when its
+// service reaches its queue's threshold. Queues are served from Q0 down;
+// each job runs if GPUs are free for it, smaller jobs behind a blocked one
+// run in its place (backfilling, without reservation), and a running job
+// that does not fit is preempted. A job whose model skew (Job.Skew) is
+// above SkewThreshold runs only consolidated, on as few servers as its
+// GPUs need, and waits otherwise; the others may be spread.
+//
+// With PromoteKnob P > 0, a job in a lower queue that has run before and
+// has been pending, in total since it last entered Q0, for at least P
+// times the time it has run since then goes back to Q0 with its service
+// and both clocks reset.
+//
+// The decision wakes at the next predicted demotion of a running job or
+// promotion of a waiting one.
+type Queues struct {
+	// Thresholds are the queue limits T_0 < T_1 < … in GPU-seconds (in
+	// seconds with TimeOnly), giving len+1 queues. Nil means
+	// DefaultThresholds, the simulator's [3250, 7200]; Tiresias' README
+	// uses [3600], two queues.
+	Thresholds []float64 `json:"thresholds,omitempty"`
+	// PromoteKnob is P; zero disables promotion, as in the paper's
+	// headline runs.
+	PromoteKnob float64 `json:"promote_knob,omitempty"`
+	// SkewThreshold is the model skew above which a job is consolidated;
+	// nil means DefaultSkewThreshold. Jobs with unknown skew (zero) are
+	// spread.
+	SkewThreshold *float64 `json:"skew_threshold,omitempty"`
+	// TimeOnly measures service in time run, whatever the GPU count: the
+	// one-dimensional LAS the paper compares against.
+	TimeOnly bool `json:"time_only,omitempty"`
+	// State is the queues' memory, updated by Allocate.
+	State State `json:"state,omitzero"`
+}
+
+// State is what Tiresias remembers between decisions; persist it (plain
+// JSON) across restarts. A scheduler that loses it starts over with every
+// job placed by its service, running jobs first, and promotions forgotten.
+type State struct {
+	// Seen is the time of the last decision, in seconds on the snapshot's
+	// clock, from which waiting time is counted.
+	Seen float64 `json:"seen"`
+	// Jobs holds each active job's queue and clocks, by ID.
+	Jobs map[string]JobState `json:"jobs,omitempty"`
+}
+
+// JobState is one job's place in the queues.
+type JobState struct {
+	// Queue is the job's queue, 0 the highest.
+	Queue int `json:"queue"`
+	// Order ranks the job in its queue, lowest first: jobs enter at the
+	// back, and after each decision the running ones move ahead of the
+	// waiting ones.
+	Order int `json:"order"`
+	// Base is the job's attained service when it was last promoted.
+	Base float64 `json:"base,omitempty"`
+	// Pending is the time, in seconds, the job has waited in a lower queue
+	// after having run, since it was last promoted.
+	Pending float64 `json:"pending,omitempty"`
+	// Promotions counts its promotions to Q0.
+	Promotions int `json:"promotions,omitempty"`
+}
+
+// LAS is Tiresias' discretized two-dimensional least-attained-service
+// policy (Tiresias-L): within a queue, running jobs first, then the others
+// in the order they entered it.
+type LAS struct {
+	Queues
+}
+
+// Gittins is Tiresias-G: the same queues, ordered inside each by the
+// 2D-Gittins index of the job's attained service (higher first, then
+// earlier arrival),
+//
+//	G(a) = P(S − a ≤ Δ | S > a) / E[min(S − a, Δ) | S > a],
+//
+// with S a job's total GPU-time, distributed as Samples, and Δ the service
+// quantum.
+type Gittins struct {
+	Queues
+	// Samples are the total GPU-seconds of past jobs, the empirical
+	// distribution of S (Tiresias learns it from its cluster's history,
+	// e.g. yarn-gput1000.csv). Required.
+	Samples []float64 `json:"samples"`
+	// Quantum is Δ in GPU-seconds; zero means DefaultQuantum.
+	Quantum float64 `json:"quantum,omitempty"`
+	// Simulator selects the index as Tiresias' simulator computes it
+	// (bayes.Service.GittinsSimulator), for parity; its expected service
+	// counts the whole size of jobs that finish within the quantum.
+	Simulator bool `json:"simulator,omitempty"`
+
+	service bayes.Service
+	built   []float64 // the samples service was built from
+}
+
+// Name returns "tiresias.las".
+func (*LAS) Name() string { return "tiresias.las" }
+
+// Name returns "tiresias.gittins".
+func (*Gittins) Name() string { return "tiresias.gittins" }
+
+func (q *Queues) check(name string) error {
+	bad := func(field, format string, args ...any) error {
+		return fmt.Errorf("%w: %s: %s: %s", policy.ErrInvalidConfig, name, field, fmt.Sprintf(format, args...))
+	}
+	for i, t := range q.Thresholds {
+		if !(t > 0) || math.IsInf(t, 1) {
+			return bad(fmt.Sprintf("thresholds[%d]", i), "%v is not a finite positive number", t)
+		}
+		if i > 0 && t <= q.Thresholds[i-1] {
+			return bad(fmt.Sprintf("thresholds[%d]", i), "%v does not exceed the one before, %v", t, q.Thresholds[i-1])
+		}
+	}
+	if !(q.PromoteKnob >= 0) || math.IsInf(q.PromoteKnob, 1) {
+		return bad("promote_knob", "%v is not a finite non-negative number", q.PromoteKnob)
+	}
+	if s := q.SkewThreshold; s != nil && !(*s >= 0 && *s <= 1) {
+		return bad("skew_threshold", "%v is not in [0, 1]", *s)
+	}
+	return nil
+}
+
+func (p *LAS) check() error { return p.Queues.check(p.Name()) }
+
+func (p *Gittins) check() error {
+	if err := p.Queues.check(p.Name()); err != nil {
+		return err
+	}
+	if !(p.Quantum >= 0) || math.IsInf(p.Quantum, 1) {
+		return fmt.Errorf("%w: %s: quantum: %v is not a finite non-negative number", policy.ErrInvalidConfig, p.Name(), p.Quantum)
+	}
+	if len(p.Samples) == 0 {
+		return fmt.Errorf("%w: %s: samples: empty; the Gittins index needs a distribution of job GPU-time", policy.ErrInvalidConfig, p.Name())
+	}
+	return p.build()
+}
+
+// build makes the distribution once per Samples slice.
+func (p *Gittins) build() error {
+	if len(p.built) == len(p.Samples) && len(p.built) > 0 && &p.built[0] == &p.Samples[0] {
+		return nil
+	}
+	svc, err := bayes.NewService(p.Samples)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", policy.ErrInvalidConfig, p.Name(), err)
+	}
+	p.service, p.built = svc, p.Samples
+	return nil
+}
+
+// Allocate ranks the jobs by queue and, within a queue, running jobs first
+// and then in the order they entered it.
+func (p *LAS) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	return p.allocate(ctx, p.Name(), s, nil)
+}
+
+// Allocate ranks the jobs by queue and, within a queue, by Gittins index.
+func (p *Gittins) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	delta := cmp.Or(p.Quantum, DefaultQuantum)
+	index := func(service float64) float64 {
+		if p.Simulator {
+			return p.service.GittinsSimulator(service, delta)
+		}
+		return p.service.Gittins(service, delta)
+	}
+	return p.allocate(ctx, p.Name(), s, index)
+}
+
+// entry is one job during a decision.
+type entry struct {
+	j       *policy.Job
+	st      JobState
+	known   bool
+	service float64 // since the last promotion
+	rate    float64 // service per second while running
+	index   float64 // Gittins index, for Tiresias-G
+	runs    bool
+}
+
+// executed is the time the job has run since it was last promoted.
+func (e *entry) executed() float64 { return e.service / e.rate }
+
+func (q *Queues) allocate(ctx context.Context, name string, s *policy.Snapshot, index func(float64) float64) (*policy.Decision, error) {
+	if err := policy.Validate(s); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	now := s.Now.Seconds()
+	dt := now - q.State.Seen
+	if len(q.State.Jobs) > 0 && dt < 0 {
+		return nil, fmt.Errorf("%w: now: %v is before the state's last decision at %vs", policy.ErrInvalidSnapshot, s.Now, q.State.Seen)
+	}
+	thresholds := q.Thresholds
+	if thresholds == nil {
+		thresholds = DefaultThresholds
+	}
+	skew := DefaultSkewThreshold
+	if q.SkewThreshold != nil {
+		skew = *q.SkewThreshold
+	}
+
+	es := make([]*entry, len(s.Jobs))
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		if j.GPUs < 1 {
+			return nil, fmt.Errorf("%w: job %q: gpus: %d; %s needs a fixed GPU count", policy.ErrInvalidSnapshot, j.ID, j.GPUs, name)
+		}
+		e := &entry{j: j, rate: float64(j.GPUs)}
+		e.st, e.known = q.State.Jobs[j.ID]
+		attained := j.AttainedGPUSeconds
+		if q.TimeOnly {
+			attained /= float64(j.GPUs)
+			e.rate = 1
+		}
+		if attained < e.st.Base { // the scheduler's count went back: start over
+			e.st.Base = 0
+		}
+		e.service = attained - e.st.Base
+		es[i] = e
+	}
+	// Known jobs in their order; new ones behind them, running first, then
+	// by arrival.
+	slices.SortFunc(es, func(a, b *entry) int {
+		switch {
+		case a.known != b.known:
+			if a.known {
+				return -1
+			}
+			return 1
+		case a.known:
+			return byQueue(a, b)
+		}
+		ra, rb := len(a.j.Placement) > 0, len(b.j.Placement) > 0
+		if ra != rb {
+			if ra {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(a.j.Arrival, b.j.Arrival), cmp.Compare(a.j.ID, b.j.ID))
+	})
+	next := len(es) // orders of this decision's entrants, behind every known job
+	for _, e := range es {
+		queue := sort.Search(len(thresholds), func(k int) bool { return e.service+eps < thresholds[k] })
+		if !e.known {
+			e.st = JobState{Queue: queue, Order: next}
+			next++
+			continue
+		}
+		if e.st.Queue > 0 && len(e.j.Placement) == 0 && e.service > 0 {
+			e.st.Pending += dt
+		}
+		if q.PromoteKnob > 0 && e.st.Queue > 0 && e.service > 0 && e.st.Pending+eps >= q.PromoteKnob*e.executed() {
+			e.st.Base += e.service
+			e.service, e.st.Pending = 0, 0
+			e.st.Promotions++
+			queue = 0
+		} else if queue == e.st.Queue {
+			continue
+		}
+		e.st.Queue, e.st.Order = queue, next
+		next++
+	}
+	if index != nil {
+		for _, e := range es {
+			e.index = index(e.service)
+		}
+	}
+	slices.SortFunc(es, func(a, b *entry) int {
+		if index == nil || a.st.Queue != b.st.Queue {
+			return byQueue(a, b)
+		}
+		switch {
+		case a.index != b.index:
+			return cmp.Compare(b.index, a.index)
+		case a.j.Arrival != b.j.Arrival:
+			return cmp.Compare(a.j.Arrival, b.j.Arrival)
+		}
+		return strings.Compare(a.j.ID, b.j.ID)
+	})
+
+	reqs := make([]placement.Request, len(es))
+	for i, e := range es {
+		reqs[i] = placement.Request{ID: e.j.ID, GPUs: e.j.GPUs, Current: e.j.Placement, Throughput: e.j.Throughput, Consolidate: e.j.Skew > skew}
+	}
+	runs, err := placement.Priority{}.Admit(s.Cluster, reqs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", policy.ErrInvalidSnapshot, name, err)
+	}
+	d := &policy.Decision{Policy: name, Allocation: make(allocation.Allocation, len(runs)), Placement: make(map[string][]allocation.Assignment, len(runs))}
+	running := make(map[string]bool, len(runs))
+	for _, r := range runs {
+		running[r.Job] = true
+		d.Allocation[r.Job] = allocation.Grant{GPUs: sumGPUs(r.Assignments), Shares: map[allocation.Accelerator]float64{r.Accelerator: 1}}
+		d.Placement[r.Job] = r.Assignments
+	}
+
+	// Wake at the next demotion or promotion.
+	wake := math.Inf(1)
+	for _, e := range es {
+		e.runs = running[e.j.ID]
+		switch {
+		case e.runs && e.st.Queue < len(thresholds):
+			wake = math.Min(wake, (thresholds[e.st.Queue]-e.service)/e.rate)
+		case !e.runs && q.PromoteKnob > 0 && e.st.Queue > 0 && e.service > 0:
+			wake = math.Min(wake, q.PromoteKnob*e.executed()-e.st.Pending)
+		}
+	}
+	if !math.IsInf(wake, 1) {
+		d.Wake = s.Now + max(time.Nanosecond, time.Duration(math.Ceil(wake*1e9)))
+	}
+
+	// Within each queue the running jobs move ahead of the waiting ones.
+	if index == nil {
+		slices.SortStableFunc(es, func(a, b *entry) int {
+			if c := cmp.Compare(a.st.Queue, b.st.Queue); c != 0 {
+				return c
+			}
+			if a.runs != b.runs {
+				if a.runs {
+					return -1
+				}
+				return 1
+			}
+			return 0
+		})
+	}
+	q.State = State{Seen: now, Jobs: make(map[string]JobState, len(es))}
+	for i, e := range es {
+		e.st.Order = i
+		q.State.Jobs[e.j.ID] = e.st
+	}
+	return d, nil
+}
+
+// byQueue orders by queue, then by order in the queue (unique among the
+// jobs of a state), then by ID.
+func byQueue(a, b *entry) int {
+	switch {
+	case a.st.Queue != b.st.Queue:
+		return cmp.Compare(a.st.Queue, b.st.Queue)
+	case a.st.Order != b.st.Order:
+		return cmp.Compare(a.st.Order, b.st.Order)
+	}
+	return strings.Compare(a.j.ID, b.j.ID)
+}
+
+func sumGPUs(as []allocation.Assignment) int {
+	n := 0
+	for _, a := range as {
+		n += a.GPUs
+	}
+	return n
+}
