@@ -87,22 +87,36 @@ func (p Priority) Admit(c allocation.Cluster, reqs []Request) ([]Run, error) {
 		}
 		return ok
 	}
+	// A gang that did not fit will not fit until something is taken:
+	// remembering that keeps a long queue behind a full cluster cheap.
+	type shape struct {
+		t           allocation.Accelerator
+		gpus        int
+		consolidate bool
+	}
+	failed := make(map[shape]bool)
 	try := func(i int) bool {
 		r := &reqs[i]
 		if keep(i) {
+			clear(failed)
 			return true
 		}
 		for _, t := range types(i) {
+			sh := shape{t, r.GPUs, r.Consolidate}
+			if failed[sh] {
+				continue
+			}
 			only := func(u allocation.Accelerator) bool { return u == t }
 			place := g.Place
 			if r.Consolidate {
 				place = g.Consolidate
 			}
-			as, _, ok := place(r.GPUs, only)
-			if ok {
+			if as, _, ok := place(r.GPUs, only); ok {
 				runs[i] = &Run{Job: r.ID, Accelerator: t, Assignments: as}
+				clear(failed)
 				return true
 			}
+			failed[sh] = true
 		}
 		return false
 	}
