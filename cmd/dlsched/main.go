@@ -36,6 +36,10 @@
 //	--round 360s --recompute 0s --restart 0s
 //	                      round length, least time between policy calls, and
 //	                      the time a job loses each time it (re)starts
+//	--events              event-driven: the policy is also called at every
+//	                      arrival, completion and wake-up it asks for
+//	                      (Tiresias' demotions, Gandiva's 60 s slices), with
+//	                      --round the longest a round may last
 //	--window START:END    measure jobs START to END-1 in arrival order (END
 //	                      empty: to the end); default all
 //	--out DIR             simulate: write summary.json, jobs.json and
@@ -62,6 +66,14 @@
 //	                      v100=32 --round 2m --restart 20s; not with --trace,
 //	                      the generator's flags or --pollux-workload
 //
+// A Tiresias trace replaces it too:
+//
+//	--tiresias-trace FILE read a Tiresias simulator trace CSV
+//	                      (sim.ReadTiresiasTrace: job_id, num_gpu,
+//	                      submit_time, duration, optional model_name for the
+//	                      skew); every job runs at its trace speed on any type.
+//	                      Implies --events. Default: --cluster v100=64
+//
 // Errors are reported on one line on standard error, with exit status 2 for
 // bad input and 1 for a failure to decide.
 package main
@@ -81,10 +93,14 @@ import (
 	"text/tabwriter"
 
 	"github.com/dlsched/dlsched/policy"
+	_ "github.com/dlsched/dlsched/policy/allox"
+	_ "github.com/dlsched/dlsched/policy/baseline"
+	_ "github.com/dlsched/dlsched/policy/gandiva"
 	_ "github.com/dlsched/dlsched/policy/gavel"
 	_ "github.com/dlsched/dlsched/policy/pollux"
 	_ "github.com/dlsched/dlsched/policy/shockwave"
 	_ "github.com/dlsched/dlsched/policy/themis"
+	_ "github.com/dlsched/dlsched/policy/tiresias"
 )
 
 //go:embed example.json
@@ -115,7 +131,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 const usage = "usage: dlsched policies | allocate --policy NAME [--in FILE] [--config JSON] [--example] | example | simulate [--policy NAME] [flags] | compare [--policies A,B,...] [flags]; " +
-	"workload flags: --jobs --rate --seed --multi-gpu --priorities | --trace FILE | --pollux-workload FILE [--pollux-traces DIR] | --shockwave-trace FILE --shockwave-throughputs FILE; " +
+	"workload flags: --jobs --rate --seed --multi-gpu --priorities | --trace FILE | --pollux-workload FILE [--pollux-traces DIR] | --shockwave-trace FILE --shockwave-throughputs FILE | --tiresias-trace FILE; --events; " +
 	"--cluster --round --recompute --restart --window --out --progress"
 
 func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {

@@ -71,6 +71,8 @@ type workloadFlags struct {
 	traces     string
 	shockwave  string
 	swThr      string
+	tiresias   string
+	events     bool
 	fs         *flag.FlagSet
 }
 
@@ -93,6 +95,8 @@ func (w *workloadFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&w.traces, "pollux-traces", "", "Pollux's per-model traces directory for --pollux-workload; empty: the built-in synthetic models")
 	fs.StringVar(&w.shockwave, "shockwave-trace", "", "read a Shockwave trace (12 tab-separated fields): adaptive jobs, alike for every policy\n(needs --shockwave-throughputs; defaults: --cluster v100=32 --round 2m --restart 20s)")
 	fs.StringVar(&w.swThr, "shockwave-throughputs", "", "Gavel-format throughput JSON for --shockwave-trace, such as Shockwave's tacc_throughputs.json")
+	fs.StringVar(&w.tiresias, "tiresias-trace", "", "read a Tiresias trace CSV (job_id,num_gpu,submit_time,…,model_name,duration); implies --events\n(defaults: --cluster v100=64)")
+	fs.BoolVar(&w.events, "events", false, "event-driven: call the policy at every arrival, completion and wake-up, not only at round boundaries")
 }
 
 // setup is a workload ready to simulate.
@@ -134,6 +138,10 @@ func (w *workloadFlags) build(cmd string) (*setup, error) {
 		if jobs, tuned, elastic, err = w.readPollux(cmd); err != nil {
 			return nil, err
 		}
+	case w.tiresias != "":
+		if err := w.tiresiasDefaults(cmd); err != nil {
+			return nil, err
+		}
 	}
 	cluster, err := parseCluster(w.cluster)
 	if err != nil {
@@ -153,6 +161,10 @@ func (w *workloadFlags) build(cmd string) (*setup, error) {
 			return nil, err
 		}
 	case w.pollux != "": // read first, for its defaults
+	case w.tiresias != "":
+		if jobs, err = w.readTiresias(cmd, cluster); err != nil {
+			return nil, err
+		}
 	case w.traces != "":
 		return nil, usageError{fmt.Errorf("%s: --pollux-traces needs --pollux-workload", cmd)}
 	case w.trace != "":
@@ -240,6 +252,41 @@ func (w *workloadFlags) readTrace(cmd string) ([]policy.Job, error) {
 	return jobs, nil
 }
 
+// tiresiasDefaults checks that --tiresias-trace comes with no other
+// workload flag, turns on --events and sets the default cluster.
+func (w *workloadFlags) tiresiasDefaults(cmd string) error {
+	set := map[string]bool{}
+	w.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, f := range []string{"pollux-workload", "pollux-traces", "shockwave-trace", "shockwave-throughputs", "trace", "jobs", "rate", "seed", "multi-gpu", "priorities"} {
+		if set[f] {
+			return usageError{fmt.Errorf("%s: --%s cannot be used with --tiresias-trace", cmd, f)}
+		}
+	}
+	if !set["cluster"] {
+		w.cluster = "v100=64"
+	}
+	w.events = true
+	return nil
+}
+
+// readTiresias reads the --tiresias-trace file, giving every job speed 1 on
+// each type of the cluster (the trace gives run times, not throughputs).
+func (w *workloadFlags) readTiresias(cmd string, cluster allocation.Cluster) ([]policy.Job, error) {
+	f, err := os.Open(w.tiresias)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s: --tiresias-trace: %v", cmd, err)}
+	}
+	defer f.Close()
+	jobs, err := sim.ReadTiresiasTrace(f, w.tiresias, cluster.Types()...)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s: %v", cmd, err)}
+	}
+	if len(jobs) == 0 {
+		return nil, usageError{fmt.Errorf("%s: --tiresias-trace: %s holds no jobs", cmd, w.tiresias)}
+	}
+	return jobs, nil
+}
+
 // describe is the one-line description of the setup printed before results.
 func (s *setup) describe() string {
 	w := s.flags
@@ -255,6 +302,8 @@ func (s *setup) describe() string {
 		fmt.Fprintf(&b, "workload: %d Pollux jobs from %s (%s; tuned configurations for all but pollux)", len(s.jobs), w.pollux, models)
 	case w.trace != "":
 		fmt.Fprintf(&b, "workload: %d jobs from %s", len(s.jobs), w.trace)
+	case w.tiresias != "":
+		fmt.Fprintf(&b, "workload: %d Tiresias jobs from %s", len(s.jobs), w.tiresias)
 	default:
 		kind := "single-GPU"
 		if w.multiGPU {
@@ -272,6 +321,9 @@ func (s *setup) describe() string {
 	}
 	if w.restart > 0 {
 		fmt.Fprintf(&b, ", restart %v", w.restart)
+	}
+	if w.events {
+		b.WriteString(", event-driven")
 	}
 	if w.window == "" {
 		b.WriteString("; window: all jobs")
@@ -292,7 +344,7 @@ func (s *setup) describe() string {
 // Adaptations), so that no two policies' runs share a job or a cache.
 func (s *setup) run(name string, p policy.Policy, progress func(finished, total int)) (*sim.Simulation, []policy.Job, error) {
 	sm := &sim.Simulation{Cluster: s.cluster, Policy: p, Round: s.flags.round,
-		Recompute: s.flags.recompute, Restart: s.flags.restart, Progress: progress}
+		Recompute: s.flags.recompute, Restart: s.flags.restart, Events: s.flags.events, Progress: progress}
 	if s.elastic != nil {
 		sm.Speed, sm.Observe, sm.Reallocate = s.elastic.Speed, s.elastic.Observe, s.flags.restart
 	}
