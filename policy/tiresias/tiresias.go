@@ -94,7 +94,9 @@ type State struct {
 	// Seen is the time of the last decision, in seconds on the snapshot's
 	// clock, from which waiting time is counted.
 	Seen float64 `json:"seen"`
-	// Jobs holds each active job's queue and clocks, by ID.
+	// Jobs holds each active job's queue and clocks, by ID. Allocate
+	// updates the map in place; copy it (through JSON, say) to keep an
+	// earlier state.
 	Jobs map[string]JobState `json:"jobs,omitempty"`
 }
 
@@ -350,17 +352,20 @@ func (q *Queues) allocate(ctx context.Context, name string, s *policy.Snapshot, 
 		return nil, fmt.Errorf("%w: %s: %w", policy.ErrInvalidSnapshot, name, err)
 	}
 	d := &policy.Decision{Policy: name, Allocation: make(allocation.Allocation, len(runs)), Placement: make(map[string][]allocation.Assignment, len(runs))}
-	running := make(map[string]bool, len(runs))
-	for _, r := range runs {
-		running[r.Job] = true
-		d.Allocation[r.Job] = allocation.Grant{GPUs: sumGPUs(r.Assignments), Shares: map[allocation.Accelerator]float64{r.Accelerator: 1}}
-		d.Placement[r.Job] = r.Assignments
+	k := 0 // runs come in the order of the requests, that of es
+	for _, e := range es {
+		if k < len(runs) && runs[k].Job == e.j.ID {
+			r := runs[k]
+			e.runs = true
+			d.Allocation[r.Job] = allocation.Grant{GPUs: sumGPUs(r.Assignments), Shares: map[allocation.Accelerator]float64{r.Accelerator: 1}}
+			d.Placement[r.Job] = r.Assignments
+			k++
+		}
 	}
 
 	// Wake at the next demotion or promotion.
 	wake := math.Inf(1)
 	for _, e := range es {
-		e.runs = running[e.j.ID]
 		switch {
 		case e.runs && e.st.Queue < len(thresholds):
 			wake = math.Min(wake, (thresholds[e.st.Queue]-e.service)/e.rate)
@@ -387,11 +392,27 @@ func (q *Queues) allocate(ctx context.Context, name string, s *policy.Snapshot, 
 			return 0
 		})
 	}
-	q.State = State{Seen: now, Jobs: make(map[string]JobState, len(es))}
+	// Reuse the map: most jobs stay from one decision to the next.
+	jobs := q.State.Jobs
+	if jobs == nil {
+		jobs = make(map[string]JobState, len(es))
+	}
 	for i, e := range es {
 		e.st.Order = i
-		q.State.Jobs[e.j.ID] = e.st
+		jobs[e.j.ID] = e.st
 	}
+	if len(jobs) > len(es) { // some finished
+		active := make(map[string]bool, len(es))
+		for _, e := range es {
+			active[e.j.ID] = true
+		}
+		for id := range jobs {
+			if !active[id] {
+				delete(jobs, id)
+			}
+		}
+	}
+	q.State = State{Seen: now, Jobs: jobs}
 	return d, nil
 }
 
