@@ -136,7 +136,9 @@ type Gittins struct {
 	Queues
 	// Samples are the total GPU-seconds of past jobs, the empirical
 	// distribution of S (Tiresias learns it from its cluster's history,
-	// e.g. yarn-gput1000.csv). Required.
+	// e.g. yarn-gput1000.csv). Required. The distribution is built at
+	// the first decision; give a new slice, not new values in this one, to
+	// change it.
 	Samples []float64 `json:"samples"`
 	// Quantum is Δ in GPU-seconds; zero means DefaultQuantum.
 	Quantum float64 `json:"quantum,omitempty"`
