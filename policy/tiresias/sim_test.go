@@ -160,8 +160,8 @@ func gpuTime(jobs []policy.Job) []float64 {
 // Gandiva). Tiresias-G learns its distribution from another sample of the
 // same workload, as the paper learns it from the cluster's history.
 func TestReproduction(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a few simulations; skipped in -short")
+	if testing.Short() || raceEnabled {
+		t.Skip("five simulations of 600 jobs; skipped in -short and under the race detector")
 	}
 	c := servers(16, 4)
 	jobs := philly(t, 1, reproJobs, reproRate)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package tiresias_test
+
+const raceEnabled = false
