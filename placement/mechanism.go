@@ -134,6 +134,28 @@ func (r Round) Placement() map[string][]allocation.Assignment {
 	return p
 }
 
+// Allocation returns the grants that give every run all the time of its
+// GPUs: a job alone gets its type's whole share, the two jobs of a pair the
+// whole share together, on as many GPUs as the run holds. With Placement it
+// makes the decision of a policy that says which jobs run now and where.
+func (r Round) Allocation() allocation.Allocation {
+	a := make(allocation.Allocation, len(r.Runs))
+	for _, run := range r.Runs {
+		gpus := 0
+		for _, as := range run.Assignments {
+			gpus += as.GPUs
+		}
+		whole := map[allocation.Accelerator]float64{run.Accelerator: 1}
+		if run.Partner == "" {
+			a[run.Job] = allocation.Grant{GPUs: gpus, Shares: whole}
+			continue
+		}
+		a[run.Job] = allocation.Grant{GPUs: gpus, Pairs: map[string]map[allocation.Accelerator]float64{run.Partner: whole}}
+		a[run.Partner] = allocation.Grant{GPUs: gpus, Pairs: map[string]map[allocation.Accelerator]float64{run.Job: whole}}
+	}
+	return a
+}
+
 // Next plans the coming round from the ledger l, the cluster c and the
 // allocation a, and returns the round and the ledger to pass to the next
 // call. The returned ledger already credits the whole round: every account

@@ -823,3 +823,27 @@ func BenchmarkMechanismValidate(b *testing.B) {
 		}
 	}
 }
+
+// A round's grants give each run all the time of its GPUs: alone on its
+// type, or as a pair, symmetric, on the GPUs they share.
+func TestRoundAllocation(t *testing.T) {
+	c := allocation.Cluster{Servers: []allocation.Server{
+		{ID: "a", Accelerator: "v100", GPUs: 4}, {ID: "b", Accelerator: "v100", GPUs: 4}, {ID: "k", Accelerator: "k80", GPUs: 2},
+	}}
+	r := placement.Round{Runs: []placement.Run{
+		{Job: "x", Accelerator: "v100", Assignments: []allocation.Assignment{{Server: "a", GPUs: 3}, {Server: "b", GPUs: 2}}},
+		{Job: "p", Partner: "q", Accelerator: "k80", Assignments: []allocation.Assignment{{Server: "k", GPUs: 2}}},
+	}}
+	want := allocation.Allocation{
+		"x": {GPUs: 5, Shares: map[allocation.Accelerator]float64{"v100": 1}},
+		"p": {GPUs: 2, Pairs: map[string]map[allocation.Accelerator]float64{"q": {"k80": 1}}},
+		"q": {GPUs: 2, Pairs: map[string]map[allocation.Accelerator]float64{"p": {"k80": 1}}},
+	}
+	got := r.Allocation()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if err := got.Validate(c); err != nil {
+		t.Error(err)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/placement"
 	"github.com/dlsched/dlsched/policy"
 )
@@ -135,10 +134,8 @@ func decide(ctx context.Context, name string, s *policy.Snapshot, key func(*poli
 		return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.j.Arrival, b.j.Arrival), cmp.Compare(a.j.ID, b.j.ID))
 	})
 	reqs := make([]placement.Request, len(jobs))
-	byID := make(map[string]*policy.Job, len(jobs))
 	for i, r := range jobs {
 		reqs[i] = placement.Request{ID: r.j.ID, GPUs: r.j.GPUs, Current: r.j.Placement, Throughput: r.j.Throughput, Consolidate: consolidate}
-		byID[r.j.ID] = r.j
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -147,10 +144,6 @@ func decide(ctx context.Context, name string, s *policy.Snapshot, key func(*poli
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	d := &policy.Decision{Policy: name, Allocation: allocation.Allocation{}, Placement: map[string][]allocation.Assignment{}}
-	for _, run := range runs {
-		d.Allocation[run.Job] = allocation.Grant{GPUs: byID[run.Job].GPUs, Shares: map[allocation.Accelerator]float64{run.Accelerator: 1}}
-		d.Placement[run.Job] = run.Assignments
-	}
-	return d, nil
+	round := placement.Round{Runs: runs}
+	return &policy.Decision{Policy: name, Allocation: round.Allocation(), Placement: round.Placement()}, nil
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/bayes"
 	"github.com/dlsched/dlsched/placement"
 	"github.com/dlsched/dlsched/policy"
@@ -353,14 +352,12 @@ func (q *Queues) allocate(ctx context.Context, name string, s *policy.Snapshot, 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", policy.ErrInvalidSnapshot, name, err)
 	}
-	d := &policy.Decision{Policy: name, Allocation: make(allocation.Allocation, len(runs)), Placement: make(map[string][]allocation.Assignment, len(runs))}
+	round := placement.Round{Runs: runs}
+	d := &policy.Decision{Policy: name, Allocation: round.Allocation(), Placement: round.Placement()}
 	k := 0 // runs come in the order of the requests, that of es
 	for _, e := range es {
 		if k < len(runs) && runs[k].Job == e.j.ID {
-			r := runs[k]
 			e.runs = true
-			d.Allocation[r.Job] = allocation.Grant{GPUs: sumGPUs(r.Assignments), Shares: map[allocation.Accelerator]float64{r.Accelerator: 1}}
-			d.Placement[r.Job] = r.Assignments
 			k++
 		}
 	}
@@ -428,12 +425,4 @@ func byQueue(a, b *entry) int {
 		return cmp.Compare(a.st.Order, b.st.Order)
 	}
 	return strings.Compare(a.j.ID, b.j.ID)
-}
-
-func sumGPUs(as []allocation.Assignment) int {
-	n := 0
-	for _, a := range as {
-		n += a.GPUs
-	}
-	return n
 }
