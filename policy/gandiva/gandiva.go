@@ -4,12 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"time"
 
 	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/placement"
 	"github.com/dlsched/dlsched/policy"
 )
 
@@ -541,7 +541,7 @@ func (r *run) pack() {
 // decide grows elastic jobs when nothing waits, places the units that run
 // and builds the decision.
 func (r *run) decide() *policy.Decision {
-	d := &policy.Decision{Policy: r.p.Name(), Allocation: allocation.Allocation{}, Placement: map[string][]allocation.Assignment{}}
+	d := &policy.Decision{Policy: r.p.Name()}
 	waiting := len(r.owner) < len(r.jobs) || slices.ContainsFunc(r.sets, (*set).sliced)
 	if waiting {
 		clear(r.grown)
@@ -550,54 +550,48 @@ func (r *run) decide() *policy.Decision {
 	}
 	wake := math.Inf(1)
 	runs := make(map[*Pair]bool)
+	var round placement.Round
 	for _, s := range r.sets {
 		if s.sliced() {
 			wake = math.Min(wake, s.SliceStart+r.q)
 		}
 		ran, _ := r.running(s)
-		free := make(map[string]int, len(s.Servers))
-		for _, id := range s.Servers {
-			free[id] = r.srv[id].GPUs
+		servers := make([]allocation.Server, len(s.Servers))
+		for i, id := range s.Servers {
+			servers[i] = r.srv[id]
 		}
+		g := placement.NewGangs(allocation.Cluster{Servers: servers})
 		size := func(u []string) int {
 			if len(u) == 1 && r.grown[u[0]] > r.req[u[0]] {
 				return r.grown[u[0]]
 			}
 			return r.req[u[0]]
 		}
-		// Units that can keep their GPUs go first, so that they do.
-		var later [][]string
 		assign := func(u []string, as []allocation.Assignment) {
-			n := size(u)
-			for _, id := range u {
-				g := allocation.Grant{GPUs: n}
-				if len(u) == 2 {
-					o := u[0]
-					if o == id {
-						o = u[1]
-					}
-					g.Pairs = map[string]map[allocation.Accelerator]float64{o: {s.typ: 1}}
-				} else {
-					g.Shares = map[allocation.Accelerator]float64{s.typ: 1}
-				}
-				d.Allocation[id] = g
-				d.Placement[id] = slices.Clone(as)
-			}
+			run := placement.Run{Job: u[0], Accelerator: s.typ, Assignments: as}
 			if len(u) == 2 {
+				run.Job, run.Partner = min(u[0], u[1]), max(u[0], u[1])
 				runs[r.partner[u[0]]] = true
 			}
+			round.Runs = append(round.Runs, run)
 		}
+		anyType := func(allocation.Accelerator) bool { return true }
+		// Units that can keep their GPUs go first, so that they do; the
+		// set has room for all that run.
+		var later [][]string
 		for _, u := range ran {
-			if as, ok := keep(free, r.jobs[u[0]].Placement, size(u)); ok {
-				assign(u, as)
+			if _, ok := g.Keep(r.jobs[u[0]].Placement, size(u), anyType); ok {
+				assign(u, slices.Clone(r.jobs[u[0]].Placement))
 			} else {
 				later = append(later, u)
 			}
 		}
 		for _, u := range later {
-			assign(u, take(free, s.Servers, size(u)))
+			as, _, _ := g.Place(size(u), anyType)
+			assign(u, as)
 		}
 	}
+	d.Allocation, d.Placement = round.Allocation(), round.Placement()
 	for _, pr := range r.pairs {
 		if pr.Status != Trial {
 			continue
@@ -664,62 +658,6 @@ func (r *run) grow() {
 			}
 		}
 	}
-}
-
-// keep takes the GPUs of prev again if they are all free in free and number
-// n.
-func keep(free map[string]int, prev []allocation.Assignment, n int) ([]allocation.Assignment, bool) {
-	need := make(map[string]int)
-	total := 0
-	for _, a := range prev {
-		need[a.Server] += a.GPUs
-		total += a.GPUs
-	}
-	if total != n || n == 0 {
-		return nil, false
-	}
-	for id, k := range need {
-		if f, ok := free[id]; !ok || f < k {
-			return nil, false
-		}
-	}
-	var as []allocation.Assignment
-	for _, id := range slices.Sorted(maps.Keys(need)) {
-		free[id] -= need[id]
-		as = append(as, allocation.Assignment{Server: id, GPUs: need[id]})
-	}
-	return as, true
-}
-
-// take takes n GPUs of the servers: on the fullest server that holds them
-// all, or else from the servers with the most free GPUs. The caller
-// guarantees that there are n.
-func take(free map[string]int, servers []string, n int) []allocation.Assignment {
-	best := ""
-	for _, id := range servers {
-		if f := free[id]; f >= n && (best == "" || f < free[best]) {
-			best = id
-		}
-	}
-	if best != "" {
-		free[best] -= n
-		return []allocation.Assignment{{Server: best, GPUs: n}}
-	}
-	order := slices.Clone(servers)
-	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(free[b], free[a]) })
-	var as []allocation.Assignment
-	for _, id := range order {
-		if n == 0 {
-			break
-		}
-		if k := min(free[id], n); k > 0 {
-			as = append(as, allocation.Assignment{Server: id, GPUs: k})
-			free[id] -= k
-			n -= k
-		}
-	}
-	slices.SortFunc(as, func(a, b allocation.Assignment) int { return cmp.Compare(a.Server, b.Server) })
-	return as
 }
 
 // state returns the State to keep for the next call.
