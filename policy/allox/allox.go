@@ -118,13 +118,10 @@ func (p *AlloX) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decis
 	}
 	slices.SortFunc(jobs, func(a, b *policy.Job) int { return cmp.Compare(a.ID, b.ID) })
 
-	d := &policy.Decision{Policy: p.Name(), Allocation: allocation.Allocation{}}
+	d := &policy.Decision{Policy: p.Name()}
+	var round placement.Round
 	grant := func(j *policy.Job, k allocation.Accelerator, place []allocation.Assignment) {
-		d.Allocation[j.ID] = allocation.Grant{GPUs: j.GPUs, Shares: map[allocation.Accelerator]float64{k: 1}}
-		if d.Placement == nil {
-			d.Placement = make(map[string][]allocation.Assignment)
-		}
-		d.Placement[j.ID] = place
+		round.Runs = append(round.Runs, placement.Run{Job: j.ID, Accelerator: k, Assignments: place})
 	}
 
 	// Running jobs are never preempted; one whose GPUs are not all its own
@@ -175,6 +172,7 @@ func (p *AlloX) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decis
 	n := int(math.Ceil(p.alpha()*float64(len(cands)) - 1e-9))
 	cands = cands[:min(len(cands), max(n, len(workers)))]
 	if len(cands) == 0 {
+		d.Allocation, d.Placement = round.Allocation(), round.Placement()
 		return d, nil
 	}
 
@@ -193,6 +191,7 @@ func (p *AlloX) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decis
 			grant(h.jb.j, k, place)
 		}
 	}
+	d.Allocation, d.Placement = round.Allocation(), round.Placement()
 	return d, nil
 }
 
