@@ -242,7 +242,7 @@ func TestSnapshotJSONDecodeHandWritten(t *testing.T) {
 			Adaptive: &policy.Adaptive{
 				Regimes: []int{16, 32}, EpochSeconds: []float64{60, 45.5}, Epochs: 90, History: []int{10, 0}, BatchSize: 32,
 			},
-			Sensitivity: &policy.Sensitivity{
+			Sensitivity: &throughput.Sensitivity{
 				CPUs: []float64{1, 3}, MemoryGB: []float64{4}, Speedup: [][]float64{{0.7}, {1}},
 			},
 		}},

@@ -62,8 +62,10 @@ type Job struct {
 	// (Shockwave).
 	Adaptive *Adaptive `json:"adaptive,omitempty"`
 	// Sensitivity describes how the job's throughput depends on the CPU and
-	// memory it gets per GPU (Synergy).
-	Sensitivity *Sensitivity `json:"sensitivity,omitempty"`
+	// memory it gets per GPU, relative to Throughput (Synergy): the job makes
+	// Throughput × Sensitivity.At(c, m) steps per second with c cores and m
+	// GB per GPU.
+	Sensitivity *throughput.Sensitivity `json:"sensitivity,omitempty"`
 }
 
 // EffectiveWeight returns the job's weight, with zero meaning 1.
@@ -148,16 +150,4 @@ func (a *Adaptive) Regime() int {
 		}
 	}
 	return -1
-}
-
-// Sensitivity holds the facts Synergy needs: the job's throughput on a grid
-// of CPU cores and memory per GPU, relative to its throughput with a
-// GPU-proportional share of both.
-type Sensitivity struct {
-	// CPUs and MemoryGB are the grid's axes, per GPU, ascending.
-	CPUs     []float64 `json:"cpus"`
-	MemoryGB []float64 `json:"memory_gb"`
-	// Speedup[i][m] is the relative throughput with CPUs[i] cores and
-	// MemoryGB[m] GB per GPU.
-	Speedup [][]float64 `json:"speedup"`
 }

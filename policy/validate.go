@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/dlsched/dlsched/allocation"
 )
@@ -154,8 +155,10 @@ func validateJob(s *Snapshot, j *Job, cs *census, ids map[string]bool) error {
 		}
 	}
 	if j.Sensitivity != nil {
-		if err := j.Sensitivity.validate(); err != nil {
-			return err
+		if err := j.Sensitivity.Validate(); err != nil {
+			// Validate names the field first: "cpus: empty".
+			field, msg, _ := strings.Cut(err.Error(), ": ")
+			return bad("sensitivity."+field, "%s", msg)
 		}
 	}
 	return nil
@@ -283,36 +286,6 @@ func (a *Adaptive) validate() error {
 	}
 	if done > a.Epochs {
 		return bad("adaptive.history", "%d epochs done, more than the %d in total", done, a.Epochs)
-	}
-	return nil
-}
-
-func (s *Sensitivity) validate() error {
-	for _, axis := range []struct {
-		name string
-		v    []float64
-	}{{"sensitivity.cpus", s.CPUs}, {"sensitivity.memory_gb", s.MemoryGB}} {
-		if len(axis.v) == 0 {
-			return bad(axis.name, "empty")
-		}
-		for i, x := range axis.v {
-			if math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 || (i > 0 && x <= axis.v[i-1]) {
-				return bad(axis.name, "values must be finite, positive and strictly ascending: %v", axis.v)
-			}
-		}
-	}
-	if len(s.Speedup) != len(s.CPUs) {
-		return bad("sensitivity.speedup", "%d rows for %d CPU values", len(s.Speedup), len(s.CPUs))
-	}
-	for i, row := range s.Speedup {
-		if len(row) != len(s.MemoryGB) {
-			return bad(fmt.Sprintf("sensitivity.speedup[%d]", i), "%d values for %d memory values", len(row), len(s.MemoryGB))
-		}
-		for m, x := range row {
-			if err := nonNeg(fmt.Sprintf("sensitivity.speedup[%d][%d]", i, m), x); err != nil {
-				return err
-			}
-		}
 	}
 	return nil
 }

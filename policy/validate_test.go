@@ -72,8 +72,8 @@ func validAdaptive() *policy.Adaptive {
 	}
 }
 
-func validSensitivity() *policy.Sensitivity {
-	return &policy.Sensitivity{
+func validSensitivity() *throughput.Sensitivity {
+	return &throughput.Sensitivity{
 		CPUs:     []float64{1, 2, 4},
 		MemoryGB: []float64{8, 16},
 		Speedup:  [][]float64{{0.5, 0.6}, {0.8, 0.9}, {1, 1.1}},
@@ -340,17 +340,17 @@ func invalidCases() []invalidCase {
 
 	sensitivity := []struct {
 		name   string
-		mutate func(x *policy.Sensitivity)
+		mutate func(x *throughput.Sensitivity)
 		want   string
 	}{
-		{"non-ascending cpus", func(x *policy.Sensitivity) { x.CPUs = []float64{1, 4, 2} }, "sensitivity.cpus: values must be finite, positive and strictly ascending"},
-		{"empty cpus", func(x *policy.Sensitivity) { x.CPUs, x.Speedup = nil, nil }, "sensitivity.cpus: empty"},
-		{"zero cpus", func(x *policy.Sensitivity) { x.CPUs[0] = 0 }, "sensitivity.cpus: values must be finite, positive"},
-		{"non-ascending memory", func(x *policy.Sensitivity) { x.MemoryGB = []float64{16, 16} }, "sensitivity.memory_gb: values must be finite, positive and strictly ascending"},
-		{"ragged speedup rows", func(x *policy.Sensitivity) { x.Speedup[1] = []float64{0.8} }, "sensitivity.speedup[1]: 1 values for 2 memory values"},
-		{"missing speedup row", func(x *policy.Sensitivity) { x.Speedup = x.Speedup[:2] }, "sensitivity.speedup: 2 rows for 3 CPU values"},
-		{"negative speedup", func(x *policy.Sensitivity) { x.Speedup[2][0] = -0.1 }, "sensitivity.speedup[2][0]: -0.1 is not a finite non-negative number"},
-		{"NaN speedup", func(x *policy.Sensitivity) { x.Speedup[0][1] = math.NaN() }, "sensitivity.speedup[0][1]: NaN"},
+		{"non-ascending cpus", func(x *throughput.Sensitivity) { x.CPUs = []float64{1, 4, 2} }, "sensitivity.cpus: values must be finite, positive and strictly ascending"},
+		{"empty cpus", func(x *throughput.Sensitivity) { x.CPUs, x.Speedup = nil, nil }, "sensitivity.cpus: empty"},
+		{"zero cpus", func(x *throughput.Sensitivity) { x.CPUs[0] = 0 }, "sensitivity.cpus: values must be finite, positive"},
+		{"non-ascending memory", func(x *throughput.Sensitivity) { x.MemoryGB = []float64{16, 16} }, "sensitivity.memory_gb: values must be finite, positive and strictly ascending"},
+		{"ragged speedup rows", func(x *throughput.Sensitivity) { x.Speedup[1] = []float64{0.8} }, "sensitivity.speedup[1]: 1 values for 2 memory values"},
+		{"missing speedup row", func(x *throughput.Sensitivity) { x.Speedup = x.Speedup[:2] }, "sensitivity.speedup: 2 rows for 3 CPU values"},
+		{"negative speedup", func(x *throughput.Sensitivity) { x.Speedup[2][0] = -0.1 }, "sensitivity.speedup[2][0]: -0.1 is not a finite non-negative number"},
+		{"NaN speedup", func(x *throughput.Sensitivity) { x.Speedup[0][1] = math.NaN() }, "sensitivity.speedup[0][1]: NaN"},
 	}
 	for _, tc := range sensitivity {
 		cases = append(cases, invalidCase{

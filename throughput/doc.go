@@ -1,7 +1,9 @@
 // Package throughput models how fast a training job runs: heterogeneous
-// throughput tables (job × accelerator type, alone and co-located), and the
+// throughput tables (job × accelerator type, alone and co-located), the
 // iteration-time model of Pollux (Qiao et al., OSDI'21),
-// T_iter = s·T_accum + (T_accum^γ + T_net^γ)^(1/γ), with its fitting.
+// T_iter = s·T_accum + (T_accum^γ + T_net^γ)^(1/γ), with its fitting, and
+// the CPU and memory sensitivity of Synergy (Mohan et al., OSDI'22) with
+// its optimistic profiling.
 //
 // # Model
 //
@@ -67,4 +69,66 @@
 //     during the fit, which is not thread-safe; Fit has no global state
 //     and is safe for concurrent use.
 //   - Fit validates its input and reports the first bad sample and field.
+//
+// # CPU and memory sensitivity
+//
+// [Sensitivity] is Synergy's (Mohan et al., OSDI'22) model of a job's
+// appetite for CPU cores and memory: its throughput on a grid of cores
+// and GB per GPU, relative to a reference, in Synergy the
+// GPU-proportional share of a server (3 cores and 62.5 GB per GPU on a
+// 24-core, 500-GB, 8-GPU server), whose cell is then 1. A g-GPU job with
+// c cores and m GB per GPU uses g·c cores and g·m GB.
+//
+// [Sensitivity.At] reads the grid bilinearly. For c_i ≤ c ≤ c_{i+1} and
+// m_j ≤ m ≤ m_{j+1}, with S the grid's speedups,
+//
+//	u    = (c − c_i)/(c_{i+1} − c_i),  v = (m − m_j)/(m_{j+1} − m_j)
+//	S_i  = S[i][j] + v·(S[i][j+1] − S[i][j])
+//	At   = S_i + u·(S_{i+1} − S_i)
+//
+// so At is the grid's value on its points and a grant a rounding error
+// below a point keeps (nearly) that point's value. Outside the grid each
+// coordinate is clamped to the axis's nearest end (NaN to the first).
+// For a grid non-decreasing along both axes At is (up to rounding)
+// non-decreasing in both arguments and stays within the grid's range.
+//
+// [Sensitivity.Ideal] is the job's ideal demand: the greatest speedup on
+// the grid, at the fewest cores and then the least memory that reach it
+// (res18: 9 cores and 62.5 GB per GPU, speedup 2.4; alexnet: 12 cores and
+// 125 GB, 2.94). [Sensitivity.Clip] limits the ideal demand to at most c
+// cores and m GB per GPU, for a job whose ideal exceeds a server:
+//
+//	Clip(c, m) = (min(c_ideal, c), min(m_ideal, m), At(min(c_ideal, c), min(m_ideal, m)))
+//
+// Synergy's code (jobs/workload.py) instead interpolates linearly between
+// the proportional cell (speedup 1) and the ideal along the CPU axis,
+// ignoring the rows in between: 1 + (S_ideal − 1)·(c − c_prop)/(c_ideal −
+// c_prop). Clip reads the profiled rows: alexnet limited to 6 cores per
+// GPU (a 4-GPU job on a 24-core server) gets the 6-core row's 1.75, not
+// 1 + 1.94·3/9 ≈ 1.647.
+//
+// # Optimistic profiling
+//
+// Synergy profiles a job empirically along the CPU axis only, with its
+// whole dataset cached, and predicts the memory axis: its DNN-aware cache
+// (MinIO) makes the number of cache hits per epoch, and so the epoch
+// time, a function of the cached fraction. [Sweep] is the profiler's CPU
+// sweep: from all the job's cores down, halving the cores after a point
+// within 10 % of the previous one's epoch time and otherwise giving up
+// one core per GPU, until fewer than one core is left. The first point,
+// which has no previous one, is followed by a halving.
+//
+// [Profile] holds the sweep's epoch times T(c) per profiled cores per
+// GPU c, the rates B(c) at which those cores read cached data, the
+// dataset's size D (GB) and the storage bandwidth W (MB/s).
+// [Profile.EpochTime] predicts the epoch time of a g-GPU job with m GB of
+// cache per GPU, the slower of computing and reading the data:
+//
+//	cache       = min(D, g·m)
+//	epoch(c, m) = max(T(c), cache/B(c) + (D − cache)·1024/W)
+//
+// [Profile.Sensitivity] turns the predictions into a [Sensitivity]:
+// throughput 1/epoch(c, m) on the grid of the profiled cores and the
+// given memory sizes, divided by its interpolated value at the reference
+// so that At there is 1.
 package throughput
