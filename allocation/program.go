@@ -39,16 +39,11 @@ var (
 )
 
 func (s Solver) engine() (lp.Engine, error) {
-	switch s {
-	case Auto:
-		return lp.Default(), nil
-	case CLP:
-		if e := clpEngine(); e != nil {
-			return e, nil
-		}
+	if e, ok := lp.Named(s.String()); ok {
+		return e, nil
+	}
+	if s == CLP {
 		return nil, fmt.Errorf("%w: CLP needs cgo and no noclp build tag", ErrNoSolver)
-	case PureGo:
-		return lp.Simplex{}, nil
 	}
 	return nil, fmt.Errorf("%w: unknown solver %d", ErrNoSolver, int(s))
 }
@@ -600,7 +595,7 @@ func (s *Solver) UnmarshalText(b []byte) error {
 
 // Solvers returns the engines compiled into this build, Auto excluded.
 func Solvers() []Solver {
-	if clpEngine() != nil {
+	if lp.HasCLP {
 		return []Solver{CLP, PureGo}
 	}
 	return []Solver{PureGo}

@@ -6,3 +6,5 @@ package lp
 const HasCLP = true
 
 func defaultEngine() Engine { return CLP{} }
+
+func clpEngine() Engine { return CLP{} }

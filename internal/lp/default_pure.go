@@ -6,3 +6,5 @@ package lp
 const HasCLP = false
 
 func defaultEngine() Engine { return Simplex{} }
+
+func clpEngine() Engine { return nil }

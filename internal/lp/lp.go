@@ -211,3 +211,19 @@ type Engine interface {
 // Default returns the engine used when a caller names none: CLP when the
 // package is built with cgo (and without the noclp tag), Simplex otherwise.
 func Default() Engine { return defaultEngine() }
+
+// Named returns the engine with the given name, "auto" (Default), "clp" or
+// "purego", and false when the name is unknown or the engine is not compiled
+// into this build.
+func Named(name string) (Engine, bool) {
+	switch name {
+	case "auto":
+		return Default(), true
+	case "clp":
+		e := clpEngine()
+		return e, e != nil
+	case "purego":
+		return Simplex{}, true
+	}
+	return nil, false
+}
