@@ -75,6 +75,7 @@ type space struct {
 	gpus int
 	cpus float64
 	mem  float64
+	full Demand // the server's capacity, for Put
 }
 
 // ref is the size of the largest server in each dimension, the scale on
@@ -101,6 +102,7 @@ func NewFree(c allocation.Cluster) (Free, error) {
 		if s.MemoryGB > 0 {
 			sp.mem = s.MemoryGB
 		}
+		sp.full = Demand{GPUs: sp.gpus, CPUs: sp.cpus, MemoryGB: sp.mem}
 		f.servers = append(f.servers, sp)
 		f.ref.gpus = max(f.ref.gpus, s.GPUs)
 		f.ref.cpus = max(f.ref.cpus, s.CPUs)
@@ -148,6 +150,32 @@ func (f Free) Take(server string, d Demand) (Free, error) {
 	}
 	g := f.clone()
 	g.servers[i].take(d)
+	return g, nil
+}
+
+// Put returns f with d given back to the server, the inverse of Take, e.g.
+// for a job that gives up part of what it holds. f itself is unchanged. It
+// returns an error wrapping allocation.ErrInvalid for an unknown server, a
+// malformed demand, or one that would leave the server more than its
+// capacity (beyond a relative rounding error of 1e-9, which is dropped).
+func (f Free) Put(server string, d Demand) (Free, error) {
+	if err := d.validate(fmt.Sprintf("put on server %q", server)); err != nil {
+		return f, err
+	}
+	i, ok := f.index(server)
+	if !ok {
+		return f, fmt.Errorf("%w placement: put: server %q: unknown", allocation.ErrInvalid, server)
+	}
+	s := f.servers[i]
+	over := func(left, add, full float64) bool { return left+add > full*(1+1e-9) }
+	if s.gpus+d.GPUs > s.full.GPUs || over(s.cpus, d.CPUs, s.full.CPUs) || over(s.mem, d.MemoryGB, s.full.MemoryGB) {
+		return f, fmt.Errorf("%w placement: put: server %q: %+v more than it holds, %+v free of %+v",
+			allocation.ErrInvalid, server, d, s.public().Remaining, s.full)
+	}
+	g := f.clone()
+	g.servers[i].take(Demand{GPUs: -d.GPUs, CPUs: -d.CPUs, MemoryGB: -d.MemoryGB})
+	g.servers[i].cpus = min(g.servers[i].cpus, s.full.CPUs)
+	g.servers[i].mem = min(g.servers[i].mem, s.full.MemoryGB)
 	return g, nil
 }
 

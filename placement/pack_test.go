@@ -739,3 +739,62 @@ func benchmarkPack(b *testing.B, pack packFunc) {
 
 func BenchmarkFirstFitDecreasing(b *testing.B) { benchmarkPack(b, placement.FirstFitDecreasing) }
 func BenchmarkBestFit(b *testing.B)            { benchmarkPack(b, placement.BestFit) }
+
+func TestFreePut(t *testing.T) {
+	c := allocation.Cluster{Servers: []allocation.Server{
+		{ID: "a", Accelerator: "v100", GPUs: 8, CPUs: 24, MemoryGB: 500},
+		{ID: "b", Accelerator: "v100", GPUs: 4},
+	}}
+	full, err := placement.NewFree(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := full.Take("a", placement.Demand{GPUs: 2, CPUs: 18, MemoryGB: 125})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := f.Put("a", placement.Demand{CPUs: 12, MemoryGB: 62.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := g.Remaining("a"); got != (placement.Demand{GPUs: 6, CPUs: 18, MemoryGB: 437.5}) {
+		t.Errorf("after Put: %+v, want {6 18 437.5}", got)
+	}
+	if got, _ := f.Remaining("a"); got.CPUs != 6 {
+		t.Errorf("Put modified its receiver: %+v", got)
+	}
+	for _, tc := range []struct {
+		server string
+		d      placement.Demand
+		want   string
+	}{
+		{"a", placement.Demand{GPUs: 3}, "more than it holds"},
+		{"a", placement.Demand{CPUs: 18.5}, "more than it holds"},
+		{"a", placement.Demand{MemoryGB: -1}, "memory_gb"},
+		{"zz", placement.Demand{}, "unknown"},
+	} {
+		if _, err := f.Put(tc.server, tc.d); !errors.Is(err, allocation.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Put(%q, %+v) = %v, want ErrInvalid with %q", tc.server, tc.d, err, tc.want)
+		}
+	}
+	// An untracked dimension takes any amount back.
+	h, err := full.Put("b", placement.Demand{CPUs: 1e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := h.Remaining("b"); !math.IsInf(got.CPUs, 1) {
+		t.Errorf("untracked CPUs after Put: %v", got.CPUs)
+	}
+	// Giving back exactly what was taken restores the capacity, within
+	// rounding.
+	k, err := full.Take("a", placement.Demand{CPUs: 0.1, MemoryGB: 0.3})
+	if err == nil {
+		k, err = k.Put("a", placement.Demand{CPUs: 0.1, MemoryGB: 0.3})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := k.Remaining("a"); got.CPUs > 24 || got.MemoryGB > 500 {
+		t.Errorf("round trip exceeds capacity: %+v", got)
+	}
+}
