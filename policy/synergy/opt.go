@@ -1,0 +1,218 @@
+package synergy
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/internal/lp"
+	"github.com/dlsched/dlsched/policy"
+	"github.com/dlsched/dlsched/throughput"
+)
+
+// Bound is Opt's solution for one round.
+type Bound struct {
+	// Objective is the total relative throughput of the jobs the GPU order
+	// admits, at most what any allocation of the cluster's CPU and memory
+	// can give them.
+	Objective float64
+	// Points holds each admitted job's CPU cores and memory per GPU, the
+	// average of the configurations the LP mixes, and the relative
+	// throughput the LP credits it with.
+	Points map[string]throughput.Point
+	// Servers holds, per admitted job, the fraction of it on each server.
+	// It is nil when no fractional packing exists (servers of different
+	// shapes can make the cluster-wide bound unpackable).
+	Servers map[string]map[string]float64
+}
+
+// Allocate grants the jobs the GPU order admits the CPU and memory of the
+// bound. The decision has no placement, since the bound's is fractional;
+// its Objective is the bound.
+func (p *Opt) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
+	b, admitted, err := p.solve(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	d := &policy.Decision{Policy: p.Name(), Allocation: allocation.Allocation{}, Objective: b.Objective, Wake: s.Now + p.lease()}
+	for _, x := range admitted {
+		pt, g := b.Points[x.j.ID], float64(x.j.GPUs)
+		d.Allocation[x.j.ID] = allocation.Grant{
+			Shares:   map[allocation.Accelerator]float64{x.acc: 1},
+			GPUs:     x.j.GPUs,
+			CPUs:     g * pt.CPUs,
+			MemoryGB: g * pt.MemoryGB,
+		}
+	}
+	if b.Servers == nil && len(admitted) > 0 {
+		d.Warnings = append(d.Warnings, "no fractional packing of the bound onto the servers exists; the bound is the cluster-wide one")
+	}
+	return d, nil
+}
+
+// Bound returns the round's bound without a decision.
+func (p *Opt) Bound(ctx context.Context, s *policy.Snapshot) (*Bound, error) {
+	b, _, err := p.solve(ctx, s)
+	return b, err
+}
+
+// config is one configuration a job may take in the LP.
+type config struct {
+	cpus, mem, speedup float64
+}
+
+// configs returns the configurations x may take: its proportional share and
+// every grid cell its servers can hold that gives it at least as much. A
+// job without a profile, or with more GPUs than a server, has only its
+// share.
+//
+// Leaving out the cells below the fairness floor, rather than bounding the
+// mixture's throughput from below, changes nothing for a choice of one
+// configuration per job but tightens the relaxation: otherwise a job could
+// mix a cheap cell below the floor with a rich one above it and, where the
+// profile is not concave, beat every single cell (eight ResNet-18 jobs on a
+// server would be credited 8.08 instead of 8).
+func (x *job) configs(sh *shape) []config {
+	cs := []config{{x.prop.CPUs, x.prop.MemoryGB, x.prop.Speedup}}
+	s := x.j.Sensitivity
+	if s == nil || x.j.GPUs > sh.maxGPUs {
+		return cs
+	}
+	g := float64(x.j.GPUs)
+	for i, c := range s.CPUs {
+		for k, m := range s.MemoryGB {
+			if g*c <= sh.maxCPUs && g*m <= sh.maxMemory && s.Speedup[i][k] >= x.prop.Speedup {
+				cs = append(cs, config{c, m, s.Speedup[i][k]})
+			}
+		}
+	}
+	return cs
+}
+
+func (p *Opt) solve(ctx context.Context, s *policy.Snapshot) (*Bound, []*job, error) {
+	name := p.Name()
+	eng, ok := lp.Named(p.Solver.String())
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: %s: solver: %v is not compiled into this build", policy.ErrInvalidConfig, name, p.Solver)
+	}
+	r, jobs, err := prepare(ctx, name, p.Config, optimal, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	var admitted []*job
+	for _, x := range r.candidates(p.Order, optimal, jobs) {
+		if r.admit(x) {
+			r.shapes[x.acc].freeByType -= x.j.GPUs
+			admitted = append(admitted, x)
+		}
+	}
+	b := &Bound{Points: map[string]throughput.Point{}}
+	if len(admitted) == 0 {
+		b.Servers = map[string]map[string]float64{}
+		return b, nil, nil
+	}
+
+	// Phase 1: one configuration per job, relaxed to a mixture.
+	var prob lp.Problem
+	prob.Sense = lp.Maximize
+	vars := make([][]int, len(admitted))
+	cfgs := make([][]config, len(admitted))
+	cpuRow := map[allocation.Accelerator][]lp.Term{}
+	memRow := map[allocation.Accelerator][]lp.Term{}
+	for i, x := range admitted {
+		cfgs[i] = x.configs(r.shapes[x.acc])
+		one := make([]lp.Term, len(cfgs[i]))
+		g := float64(x.j.GPUs)
+		for k, c := range cfgs[i] {
+			v := prob.AddVar(0, 1, c.speedup)
+			vars[i] = append(vars[i], v)
+			one[k] = lp.Term{Var: v, Coef: 1}
+			cpuRow[x.acc] = append(cpuRow[x.acc], lp.Term{Var: v, Coef: g * c.cpus})
+			memRow[x.acc] = append(memRow[x.acc], lp.Term{Var: v, Coef: g * c.mem})
+		}
+		prob.AddRow(1, 1, one...)
+	}
+	for _, t := range slices.Sorted(maps.Keys(cpuRow)) { // sorted: the same LP every time
+		terms := cpuRow[t]
+		var cpus, mem float64
+		for _, i := range r.shapes[t].servers {
+			cpus += s.Cluster.Servers[i].CPUs
+			mem += s.Cluster.Servers[i].MemoryGB
+		}
+		prob.AddRow(math.Inf(-1), cpus, terms...)
+		prob.AddRow(math.Inf(-1), mem, memRow[t]...)
+	}
+	sol, err := eng.Solve(ctx, &prob)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: configuration LP: %w", name, err)
+	}
+	b.Objective = sol.Objective
+	for i, x := range admitted {
+		var pt throughput.Point
+		for k, c := range cfgs[i] {
+			y := max(sol.X[vars[i][k]], 0)
+			pt.CPUs += y * c.cpus
+			pt.MemoryGB += y * c.mem
+			pt.Speedup += y * c.speedup
+		}
+		b.Points[x.j.ID] = pt
+	}
+
+	// Phase 2: a fractional packing of the jobs at those points.
+	var pack lp.Problem
+	type cell struct {
+		job    int
+		server int
+		v      int
+	}
+	var cells []cell
+	perServer := map[int][]cell{}
+	for i, x := range admitted {
+		var one []lp.Term
+		for _, si := range r.shapes[x.acc].servers {
+			v := pack.AddVar(0, 1, 0)
+			c := cell{i, si, v}
+			cells = append(cells, c)
+			perServer[si] = append(perServer[si], c)
+			one = append(one, lp.Term{Var: v, Coef: 1})
+		}
+		pack.AddRow(1, 1, one...)
+	}
+	for _, si := range slices.Sorted(maps.Keys(perServer)) {
+		cs, sv := perServer[si], s.Cluster.Servers[si]
+		gpus := make([]lp.Term, len(cs))
+		cpus := make([]lp.Term, len(cs))
+		mem := make([]lp.Term, len(cs))
+		for k, c := range cs {
+			x := admitted[c.job]
+			g, pt := float64(x.j.GPUs), b.Points[x.j.ID]
+			gpus[k] = lp.Term{Var: c.v, Coef: g}
+			cpus[k] = lp.Term{Var: c.v, Coef: g * pt.CPUs}
+			mem[k] = lp.Term{Var: c.v, Coef: g * pt.MemoryGB}
+		}
+		pack.AddRow(math.Inf(-1), float64(sv.GPUs), gpus...)
+		pack.AddRow(math.Inf(-1), sv.CPUs*(1+1e-9), cpus...)
+		pack.AddRow(math.Inf(-1), sv.MemoryGB*(1+1e-9), mem...)
+	}
+	psol, err := eng.Solve(ctx, &pack)
+	switch {
+	case err == nil:
+		b.Servers = map[string]map[string]float64{}
+		for _, c := range cells {
+			if f := psol.X[c.v]; f > 1e-9 {
+				id := admitted[c.job].j.ID
+				if b.Servers[id] == nil {
+					b.Servers[id] = map[string]float64{}
+				}
+				b.Servers[id][s.Cluster.Servers[c.server].ID] = f
+			}
+		}
+	case sol.Status == lp.Optimal && psol != nil && psol.Status == lp.Infeasible:
+	default:
+		return nil, nil, fmt.Errorf("%s: packing LP: %w", name, err)
+	}
+	return b, admitted, nil
+}
