@@ -61,6 +61,10 @@
 //   - FTF runs the job with the worst finish-time fairness ρ first, as
 //     Themis does; Synergy's code sorts ρ ascending, favouring the jobs that
 //     are already best off.
+//   - SRTF ranks every allocator's jobs by their remaining time at the
+//     proportional share. Synergy's code divides it by the ideal speedup
+//     for Greedy and Tune, so that Tune may run other jobs than
+//     Proportional and lose its guarantee.
 //   - A resource share clipped to a server reads the profile there
 //     (bilinear interpolation between its grid points); Synergy's code
 //     interpolates linearly between the proportional cell and the ideal,
@@ -78,9 +82,12 @@
 //     simulator splitting costs nothing).
 //   - Opt solves the LP relaxation of Synergy's integer program, with the
 //     fairness floor as a filter on configurations (equivalent for the
-//     integer program, tighter for the relaxation), so its bound is at
-//     least Synergy's; it is exact when at most a few jobs mix
-//     configurations, as on the paper's checks (8.0 and 10.12).
+//     integer program, tighter for the relaxation) and the job's clipped
+//     ideal as a configuration where it is off the grid, so its bound is at
+//     least Synergy's and at least Tune's; on the paper's checks it is the
+//     integer optimum (8.0 and 10.12). A job granted a mixture of cells is
+//     credited their average throughput, which the profile read at the
+//     average point (what a simulator charges) may not reach.
 //   - Synergy's starvation guard (priority after 1000 h unscheduled) and
 //     its DRF and Tetris baselines are not included.
 package synergy

@@ -64,10 +64,11 @@ type config struct {
 	cpus, mem, speedup float64
 }
 
-// configs returns the configurations x may take: its proportional share and
-// every grid cell its servers can hold that gives it at least as much. A
-// job without a profile, or with more GPUs than a server, has only its
-// share.
+// configs returns the configurations x may take: its proportional share, its
+// ideal demand clipped to a server (off the grid where a server's cores or
+// memory per GPU are) and every grid cell its servers can hold that gives it
+// at least as much as its share. A job without a profile, or with more GPUs
+// than a server, has only its share.
 //
 // Leaving out the cells below the fairness floor, rather than bounding the
 // mixture's throughput from below, changes nothing for a choice of one
@@ -81,6 +82,7 @@ func (x *job) configs(sh *shape) []config {
 	if s == nil || x.j.GPUs > sh.maxGPUs {
 		return cs
 	}
+	cs = append(cs, config{x.ideal.CPUs, x.ideal.MemoryGB, x.ideal.Speedup})
 	g := float64(x.j.GPUs)
 	for i, c := range s.CPUs {
 		for k, m := range s.MemoryGB {
@@ -98,12 +100,12 @@ func (p *Opt) solve(ctx context.Context, s *policy.Snapshot) (*Bound, []*job, er
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: %s: solver: %v is not compiled into this build", policy.ErrInvalidConfig, name, p.Solver)
 	}
-	r, jobs, err := prepare(ctx, name, p.Config, optimal, s)
+	r, jobs, err := prepare(ctx, name, p.Config, s)
 	if err != nil {
 		return nil, nil, err
 	}
 	var admitted []*job
-	for _, x := range r.candidates(p.Order, optimal, jobs) {
+	for _, x := range r.candidates(p.Order, jobs) {
 		if r.admit(x) {
 			r.shapes[x.acc].freeByType -= x.j.GPUs
 			admitted = append(admitted, x)

@@ -41,9 +41,10 @@ type Order string
 const (
 	// FIFO orders jobs by arrival.
 	FIFO Order = "fifo"
-	// SRTF orders jobs by remaining time, (StepsTotal − StepsDone) over
-	// the throughput the allocator expects: Throughput at the proportional
-	// share, times the ideal speedup for greedy, tune and opt.
+	// SRTF orders jobs by remaining time at the proportional share,
+	// (StepsTotal − StepsDone) / Throughput, for every allocator, so that
+	// the order, and with it the jobs Tune runs, does not depend on the
+	// allocator.
 	SRTF Order = "srtf"
 	// LAS orders jobs by attained service, AttainedGPUSeconds (GPUs ×
 	// time run), least first; the jobs chosen are then allocated with the
@@ -139,7 +140,6 @@ const (
 	proportional mode = iota
 	greedy
 	tune
-	optimal
 )
 
 func checkConfig[P interface{ config() Config }](p P) error {
@@ -215,12 +215,12 @@ type round struct {
 
 // allocate is the round shared by the allocators but Opt's.
 func allocate(ctx context.Context, name string, cfg Config, m mode, s *policy.Snapshot) (*policy.Decision, error) {
-	r, jobs, err := prepare(ctx, name, cfg, m, s)
+	r, jobs, err := prepare(ctx, name, cfg, s)
 	if err != nil {
 		return nil, err
 	}
 	d := &policy.Decision{Policy: name, Allocation: allocation.Allocation{}, Placement: map[string][]allocation.Assignment{}, Wake: s.Now + cfg.lease()}
-	for i, x := range r.candidates(cfg.Order, m, jobs) {
+	for i, x := range r.candidates(cfg.Order, jobs) {
 		if i%64 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
@@ -252,7 +252,7 @@ func allocate(ctx context.Context, name string, cfg Config, m mode, s *policy.Sn
 
 // prepare validates the snapshot and returns the round and the jobs in ID
 // order with their shares, ideal demands and order keys.
-func prepare(ctx context.Context, name string, cfg Config, m mode, s *policy.Snapshot) (*round, []*job, error) {
+func prepare(ctx context.Context, name string, cfg Config, s *policy.Snapshot) (*round, []*job, error) {
 	if err := policy.Validate(s); err != nil {
 		return nil, nil, err
 	}
@@ -309,7 +309,7 @@ func prepare(ctx context.Context, name string, cfg Config, m mode, s *policy.Sna
 		if len(x.types) > 0 {
 			x.setType(r.shapes[x.types[0]])
 		}
-		key, err := orderKey(cfg.Order, m, s.Now, x)
+		key, err := orderKey(cfg.Order, s.Now, x)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -334,7 +334,7 @@ func (x *job) setType(sh *shape) {
 }
 
 // orderKey returns the job's sort key under the order: smaller runs first.
-func orderKey(o Order, m mode, now time.Duration, x *job) (float64, error) {
+func orderKey(o Order, now time.Duration, x *job) (float64, error) {
 	j := x.j
 	best := 0.0
 	for _, thr := range j.Throughput {
@@ -351,14 +351,7 @@ func orderKey(o Order, m mode, now time.Duration, x *job) (float64, error) {
 	}
 	switch o {
 	case SRTF:
-		t, err := remaining()
-		if err != nil {
-			return 0, err
-		}
-		if m != proportional && x.ideal.Speedup > 0 {
-			t /= x.ideal.Speedup
-		}
-		return t, nil
+		return remaining()
 	case LAS:
 		return j.AttainedGPUSeconds, nil
 	case FTF:
@@ -376,7 +369,7 @@ func orderKey(o Order, m mode, now time.Duration, x *job) (float64, error) {
 // then arrival, then ID. Under LAS the jobs whose GPUs fit, in LAS order,
 // are chosen first and then allocated with the most GPUs first, as
 // Synergy's LAS does to limit fragmentation.
-func (r *round) candidates(o Order, m mode, jobs []*job) []*job {
+func (r *round) candidates(o Order, jobs []*job) []*job {
 	order := slices.Clone(jobs)
 	slices.SortStableFunc(order, func(a, b *job) int {
 		return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.j.Arrival, b.j.Arrival))
