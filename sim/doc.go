@@ -41,5 +41,22 @@
 // through a Speed model such as Elastic's; interference between jobs that
 // share a server is not modelled (Pollux's main results assume none); a
 // finished job's GPUs stay idle until the next round; there is no
-// preemption cost beyond Restart; CPU and memory are not modelled.
+// preemption cost beyond Restart. CPU and memory matter only through a
+// Speed model such as Resources, described next.
+//
+// # CPU and memory (Synergy)
+//
+// Synergy (OSDI'22) gives jobs CPU cores and memory beyond or below their
+// GPU-proportional share. Resources.Speed, set as Simulation.Speed, makes a
+// job with a Sensitivity run at its Throughput times the profile's speedup
+// at the cores and memory per GPU its grant gives it (the proportional
+// share when the grant names none), and the simulation checks that a
+// placing policy's grants fit each server's CPUs and memory. SynergyModels
+// holds the profiles of Synergy's default model zoo, SynergyGenerator draws
+// Synergy's Philly-derived workloads (deficit-based class split, Poisson
+// arrivals), ReadSynergyTrace reads its recorded traces, and SynergyRound
+// is its 300 s lease. Progress is continuous: at 0.64 s per iteration a job
+// advances 468.75 iterations in a 300 s round, where Synergy's simulator
+// credits floor(300/0.64) = 468, and a job finishes the moment its
+// iterations run out, where Synergy's finishes only at a round's end.
 package sim

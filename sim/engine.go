@@ -109,7 +109,9 @@ type work struct {
 // after their arrival; a job that completes its steps mid-round finishes at
 // that exact time. A decision with a Placement is carried out as it is for
 // the round; otherwise Gavel's round mechanism places its time shares. Run checks every round that no GPU is given twice and no
-// job runs where its throughput is zero, and honours ctx between rounds.
+// job runs where its throughput is zero, that a placing decision grants no
+// server more CPU cores or memory than it has (errors wrap
+// allocation.ErrOverCapacity), and honours ctx between rounds.
 func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error) {
 	if s.Policy == nil {
 		return nil, fmt.Errorf("%w: sim: no policy", policy.ErrInvalidConfig)
@@ -233,6 +235,11 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 		if err := checkRound(s.Cluster, next); err != nil {
 			return nil, fmt.Errorf("sim: round at %v: %w", now, err)
 		}
+		if decision.Placement != nil {
+			if err := checkResources(s.Cluster, next, alloc); err != nil {
+				return nil, fmt.Errorf("sim: round at %v: %w", now, err)
+			}
+		}
 
 		// Each job's speed, the time it loses and when it would finish.
 		var works []work
@@ -244,16 +251,9 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 				if st == nil {
 					continue
 				}
-				rate := st.job.Throughput[run.Accelerator]
-				switch {
-				case s.Speed != nil:
+				rate := defaultSpeed(&st.job, run)
+				if s.Speed != nil {
 					rate = s.Speed(&st.job, alloc[id], run)
-				case run.Partner != "":
-					other := run.Partner
-					if id == run.Partner {
-						other = run.Job
-					}
-					rate = st.job.Colocated[other][run.Accelerator]
 				}
 				// A pair that cannot share makes no progress (Gandiva
 				// finds out by trying); a job alone must be able to run.
@@ -439,6 +439,59 @@ func checkRound(c allocation.Cluster, r placement.Round) error {
 		}
 	}
 	return nil
+}
+
+// checkResources verifies that no server gives out more CPU cores or memory
+// than it has, for a decision that places jobs itself. A job's granted CPUs
+// and memory are split over its assignments in proportion to their GPUs; a
+// server with zero of a resource does not track it. A relative tolerance of
+// 1e-9 absorbs rounding in the policy's arithmetic.
+func checkResources(c allocation.Cluster, r placement.Round, alloc allocation.Allocation) error {
+	cpus := make(map[string]float64)
+	mem := make(map[string]float64)
+	for _, run := range r.Runs {
+		total := float64(sumGPUs(run.Assignments))
+		for _, id := range []string{run.Job, run.Partner} {
+			g, ok := alloc[id]
+			if id == "" || !ok || (g.CPUs == 0 && g.MemoryGB == 0) || total == 0 {
+				continue
+			}
+			if !(g.CPUs >= 0 && g.CPUs <= math.MaxFloat64) {
+				return fmt.Errorf("%w: job %q: cpus: %v is not a finite non-negative number", allocation.ErrInvalid, id, g.CPUs)
+			}
+			if !(g.MemoryGB >= 0 && g.MemoryGB <= math.MaxFloat64) {
+				return fmt.Errorf("%w: job %q: memory_gb: %v is not a finite non-negative number", allocation.ErrInvalid, id, g.MemoryGB)
+			}
+			for _, a := range run.Assignments {
+				w := float64(a.GPUs) / total
+				cpus[a.Server] += w * g.CPUs
+				mem[a.Server] += w * g.MemoryGB
+			}
+		}
+	}
+	for _, srv := range c.Servers {
+		if srv.CPUs > 0 && cpus[srv.ID] > srv.CPUs*(1+1e-9) {
+			return fmt.Errorf("%w: server %q: cpus: %.9g granted, %g exist", allocation.ErrOverCapacity, srv.ID, cpus[srv.ID], srv.CPUs)
+		}
+		if srv.MemoryGB > 0 && mem[srv.ID] > srv.MemoryGB*(1+1e-9) {
+			return fmt.Errorf("%w: server %q: memory_gb: %.9g GB granted, %g exist", allocation.ErrOverCapacity, srv.ID, mem[srv.ID], srv.MemoryGB)
+		}
+	}
+	return nil
+}
+
+// defaultSpeed is the speed of job j in run when Simulation.Speed is nil:
+// its Throughput on the run's type, or its Colocated throughput with the
+// partner when the run is a pair.
+func defaultSpeed(j *policy.Job, run placement.Run) float64 {
+	if run.Partner == "" {
+		return j.Throughput[run.Accelerator]
+	}
+	other := run.Partner
+	if j.ID == run.Partner {
+		other = run.Job
+	}
+	return j.Colocated[other][run.Accelerator]
 }
 
 func sumGPUs(as []allocation.Assignment) int {

@@ -46,7 +46,7 @@ func traceTestJobs() []policy.Job {
 				GradSqr: 2, GradVar: 3,
 			},
 			Adaptive:    &policy.Adaptive{Regimes: []int{32, 64}, EpochSeconds: []float64{60, 40}, Epochs: 10},
-			Sensitivity: &policy.Sensitivity{CPUs: []float64{1, 2}, MemoryGB: []float64{4}, Speedup: [][]float64{{0.5}, {1}}},
+			Sensitivity: &throughput.Sensitivity{CPUs: []float64{1, 2}, MemoryGB: []float64{4}, Speedup: [][]float64{{0.5}, {1}}},
 			Arrival:     7 * time.Hour,
 		},
 	}
