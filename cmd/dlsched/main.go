@@ -99,6 +99,7 @@ import (
 	_ "github.com/dlsched/dlsched/policy/gavel"
 	_ "github.com/dlsched/dlsched/policy/pollux"
 	_ "github.com/dlsched/dlsched/policy/shockwave"
+	_ "github.com/dlsched/dlsched/policy/synergy"
 	_ "github.com/dlsched/dlsched/policy/themis"
 	_ "github.com/dlsched/dlsched/policy/tiresias"
 )

@@ -128,8 +128,12 @@ func (p *Opt) solve(ctx context.Context, s *policy.Snapshot) (*Bound, []*job, er
 		cfgs[i] = x.configs(r.shapes[x.acc])
 		one := make([]lp.Term, len(cfgs[i]))
 		g := float64(x.j.GPUs)
+		sh := r.shapes[x.acc]
 		for k, c := range cfgs[i] {
-			v := prob.AddVar(0, 1, c.speedup)
+			// Among configurations of equal throughput, the one that
+			// takes the least: a tie-break far below any real difference.
+			cost := 1e-5 * g * (c.cpus/sh.maxCPUs + c.mem/sh.maxMemory)
+			v := prob.AddVar(0, 1, c.speedup-cost)
 			vars[i] = append(vars[i], v)
 			one[k] = lp.Term{Var: v, Coef: 1}
 			cpuRow[x.acc] = append(cpuRow[x.acc], lp.Term{Var: v, Coef: g * c.cpus})
@@ -151,7 +155,6 @@ func (p *Opt) solve(ctx context.Context, s *policy.Snapshot) (*Bound, []*job, er
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: configuration LP: %w", name, err)
 	}
-	b.Objective = sol.Objective
 	for i, x := range admitted {
 		var pt throughput.Point
 		for k, c := range cfgs[i] {
@@ -161,6 +164,7 @@ func (p *Opt) solve(ctx context.Context, s *policy.Snapshot) (*Bound, []*job, er
 			pt.Speedup += y * c.speedup
 		}
 		b.Points[x.j.ID] = pt
+		b.Objective += pt.Speedup
 	}
 
 	// Phase 2: a fractional packing of the jobs at those points.
