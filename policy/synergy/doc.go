@@ -89,5 +89,6 @@
 //     credited their average throughput, which the profile read at the
 //     average point (what a simulator charges) may not reach.
 //   - Synergy's starvation guard (priority after 1000 h unscheduled) and
-//     its DRF and Tetris baselines are not included.
+//     its DRF and Tetris baselines are not included; job weights and
+//     tenants are not used, as in Synergy.
 package synergy
