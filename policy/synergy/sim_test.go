@@ -9,10 +9,6 @@ import (
 	"github.com/dlsched/dlsched/sim"
 )
 
-// synergyCluster is Synergy's simulated cluster: n servers of 8 GPUs, 24
-// cores and 500 GB.
-func synergyCluster(n int) allocation.Cluster { return cluster(n) }
-
 // avgJCT simulates the jobs under the policy on c with Synergy's 300 s
 // rounds and CPU/memory-sensitive speeds, and returns the average JCT in
 // hours over the measured window.
@@ -46,7 +42,7 @@ func TestReproduction(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("about a minute of simulation; skipped in -short and under the race detector")
 	}
-	c := synergyCluster(16)
+	c := cluster(16)    // Synergy's simulated cluster: 16 servers of 8 GPUs, 24 cores, 500 GB
 	const saturated = 8 // jobs per hour: proportional can no longer keep up
 	w := sim.Window{Start: 4000, End: 5000}
 	prev := 0.0

@@ -174,22 +174,20 @@ type shape struct {
 	maxGPUs    int
 	maxCPUs    float64
 	maxMemory  float64
-	totalGPUs  int
-	servers    []int // indices into Cluster.Servers, by ID
+	servers    []int // indices into Cluster.Servers, in its order
 	freeByType int
 }
 
 // job is one job during a round.
 type job struct {
-	j       *policy.Job
-	acc     allocation.Accelerator // the type it runs on this round
-	types   []allocation.Accelerator
-	prop    throughput.Point // proportional share per GPU and its speedup
-	ideal   throughput.Point // ideal demand per GPU, clipped, and its speedup
-	key     float64
-	got     throughput.Point // granted per GPU
-	where   []allocation.Assignment
-	running bool
+	j     *policy.Job
+	acc   allocation.Accelerator // the type it runs on this round
+	types []allocation.Accelerator
+	prop  throughput.Point // proportional share per GPU and its speedup
+	ideal throughput.Point // ideal demand per GPU, clipped, and its speedup
+	key   float64
+	got   throughput.Point // granted per GPU
+	where []allocation.Assignment
 }
 
 // point returns the job's relative throughput with c cores and m GB per
@@ -205,12 +203,11 @@ func (x *job) point(c, m float64) throughput.Point {
 // round is the state of one allocation round: the cluster's free capacity
 // and the jobs placed so far, per server.
 type round struct {
-	c       *allocation.Cluster
-	free    placement.Free
-	pack    func(placement.Free, []placement.Item, placement.Options) (placement.Packing, error)
-	shapes  map[allocation.Accelerator]*shape
-	on      map[string][]*job // server ID → jobs placed there
-	serverI map[string]int
+	c      *allocation.Cluster
+	free   placement.Free
+	pack   func(placement.Free, []placement.Item, placement.Options) (placement.Packing, error)
+	shapes map[allocation.Accelerator]*shape
+	on     map[string][]*job // server ID → jobs placed there
 }
 
 // allocate is the round shared by the allocators but Opt's.
@@ -259,7 +256,7 @@ func prepare(ctx context.Context, name string, cfg Config, s *policy.Snapshot) (
 	if err := ctx.Err(); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	r := &round{c: &s.Cluster, shapes: map[allocation.Accelerator]*shape{}, on: map[string][]*job{}, serverI: map[string]int{}}
+	r := &round{c: &s.Cluster, shapes: map[allocation.Accelerator]*shape{}, on: map[string][]*job{}}
 	r.pack = placement.FirstFitDecreasing
 	if cfg.Consolidate {
 		r.pack = placement.BestFit
@@ -280,10 +277,8 @@ func prepare(ctx context.Context, name string, cfg Config, s *policy.Snapshot) (
 		sh.share.CPUs, sh.share.MemoryGB = min(sh.share.CPUs, c), min(sh.share.MemoryGB, mem)
 		sh.maxGPUs = max(sh.maxGPUs, sv.GPUs)
 		sh.maxCPUs, sh.maxMemory = max(sh.maxCPUs, sv.CPUs), max(sh.maxMemory, sv.MemoryGB)
-		sh.totalGPUs += sv.GPUs
 		sh.freeByType += sv.GPUs
 		sh.servers = append(sh.servers, i)
-		r.serverI[sv.ID] = i
 	}
 	free, err := placement.NewFree(s.Cluster)
 	if err != nil {
@@ -296,7 +291,7 @@ func prepare(ctx context.Context, name string, cfg Config, s *policy.Snapshot) (
 		if j.GPUs < 1 {
 			return nil, nil, fmt.Errorf("%w: job %q: gpus: %d; %s runs gangs of a fixed size, not elastic jobs", policy.ErrInvalidSnapshot, j.ID, j.GPUs, name)
 		}
-		x := &job{j: j, running: len(j.Placement) > 0}
+		x := &job{j: j}
 		for t, thr := range j.Throughput {
 			if thr > 0 && r.shapes[t] != nil {
 				x.types = append(x.types, t)
