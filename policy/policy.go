@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,11 +18,13 @@ import (
 
 // Policy decides how a cluster's resources are shared among its jobs.
 //
-// Allocate must not modify the snapshot, must honour ctx (returning an error
-// that wraps ctx.Err() once it is done), and must return an error wrapping
-// ErrInvalidSnapshot for input that fails Validate. A Policy that keeps state
-// across rounds documents it and exposes it as an exported value, so that a
-// scheduler can persist it; such a Policy is not safe for concurrent use.
+// Allocate must not modify the snapshot and must honour ctx (returning an
+// error that wraps ctx.Err() once it is done). It fails only for a snapshot
+// that is malformed as a whole (see Screen), with an error wrapping
+// ErrInvalidSnapshot; a job that is invalid, lacks a fact the policy needs
+// or can never fit is left out in Decision.Unscheduled, and the others are
+// scheduled. A Policy that keeps state across rounds implements Stateful;
+// such a Policy is not safe for concurrent use.
 type Policy interface {
 	// Name returns the registered name, e.g. "gavel.las".
 	Name() string
@@ -37,10 +40,15 @@ type Decision struct {
 	Objective float64 `json:"objective"`
 	// Allocation holds each job's time shares and resources.
 	Allocation allocation.Allocation `json:"allocation"`
-	// Placement is the concrete assignment of GPUs for the next round, for
-	// policies that place; nil means the scheduler places (for example with
-	// the placement package).
+	// Placement is the concrete assignment of GPUs for the next round, by
+	// job ID: every job that runs in it is listed, every worker on one
+	// server; a job that is absent does not run. Every registered policy
+	// fills it, and Changes turns it into what a binder does.
 	Placement map[string][]allocation.Assignment `json:"placement,omitempty"`
+	// Unscheduled holds the jobs left out of this round and why, by job ID:
+	// invalid jobs, jobs that can never fit on the cluster, and jobs that
+	// lack a fact the policy needs.
+	Unscheduled map[string]string `json:"unscheduled,omitempty"`
 	// Warnings report what the policy had to give up, for example
 	// constraints it dropped because they could not all be met.
 	Warnings []string `json:"warnings,omitempty"`
@@ -48,6 +56,88 @@ type Decision struct {
 	// or finishes, on the clock of Snapshot.Now; zero means no such time.
 	Wake time.Duration `json:"-"`
 }
+
+// Stateful is a Policy that keeps memory across rounds (queues, accounts,
+// plans, a search's population). Its state is a JSON value: a scheduler
+// saves it after a decision and restores it into a fresh policy of the same
+// name and configuration after a restart, which then decides exactly as the
+// policy that was never stopped.
+type Stateful interface {
+	Policy
+	// SaveState returns the policy's state as JSON.
+	SaveState() (json.RawMessage, error)
+	// RestoreState replaces the policy's state with one SaveState
+	// returned; empty input restores the initial state. A state that does
+	// not decode is an error wrapping ErrInvalidConfig, and leaves the
+	// policy as it was.
+	RestoreState(json.RawMessage) error
+}
+
+// SaveState marshals a policy's state value, for implementations of
+// Stateful.SaveState.
+func SaveState(v any) (json.RawMessage, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("policy: save state: %w", err)
+	}
+	return b, nil
+}
+
+// RestoreState decodes a saved state into a new value of type T, strictly
+// (an unknown field is an error), for implementations of
+// Stateful.RestoreState. Empty input gives the zero T.
+func RestoreState[T any](b json.RawMessage) (T, error) {
+	var v T
+	if len(bytes.TrimSpace(b)) == 0 {
+		return v, nil
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&v); err != nil {
+		return v, fmt.Errorf("%w: state: %v", ErrInvalidConfig, err)
+	}
+	if d.More() {
+		return v, fmt.Errorf("%w: state: trailing data", ErrInvalidConfig)
+	}
+	return v, nil
+}
+
+// Strict returns a policy that fails the round, with an error wrapping
+// ErrInvalidSnapshot that names the job, whenever p would leave a job out:
+// any snapshot that fails Validate, and any decision with Unscheduled jobs.
+// It is for callers who prefer the whole round to fail over scheduling the
+// rest. The result is Stateful when p is.
+func Strict(p Policy) Policy {
+	if sp, ok := p.(Stateful); ok {
+		return strictStateful{strict{p}, sp}
+	}
+	return strict{p}
+}
+
+type strict struct{ Policy }
+
+func (s strict) Allocate(ctx context.Context, snap *Snapshot) (*Decision, error) {
+	if err := Validate(snap); err != nil {
+		return nil, err
+	}
+	d, err := s.Policy.Allocate(ctx, snap)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.Unscheduled) > 0 {
+		id := slices.Min(slices.Collect(maps.Keys(d.Unscheduled)))
+		return nil, fmt.Errorf("%w: job %q: %s", ErrInvalidSnapshot, id, d.Unscheduled[id])
+	}
+	return d, nil
+}
+
+type strictStateful struct {
+	strict
+	s Stateful
+}
+
+func (s strictStateful) SaveState() (json.RawMessage, error)  { return s.s.SaveState() }
+func (s strictStateful) RestoreState(b json.RawMessage) error { return s.s.RestoreState(b) }
 
 // Errors returned by this package and by policies.
 var (

@@ -30,6 +30,11 @@ type Job struct {
 	// GPUs is the number of GPUs the job needs at once (its scale factor).
 	// It may be zero only for elastic jobs, whose GPU count a policy picks.
 	GPUs int `json:"gpus"`
+	// GPUsPerWorker is the size of one of the job's workers (pods, ranks):
+	// its GPUs come in GPUs/GPUsPerWorker workers, and each worker's GPUs
+	// lie on one server. Zero means 1, so the GPUs may be split any way.
+	// GPUs (and an elastic job's limits) must be multiples of it.
+	GPUsPerWorker int `json:"gpus_per_worker,omitempty"`
 	// Arrival is when the job was submitted, on the same clock as Now.
 	Arrival time.Duration `json:"-"`
 	// Throughput is the job's training throughput in steps per second on
@@ -76,10 +81,18 @@ func (j *Job) EffectiveWeight() float64 {
 	return j.Weight
 }
 
+// Worker returns the GPUs of one of the job's workers: GPUsPerWorker, with
+// zero meaning 1.
+func (j *Job) Worker() int {
+	return max(j.GPUsPerWorker, 1)
+}
+
 // Elastic holds the facts Pollux needs: the job's throughput model, its
 // gradient statistics and the limits within which its resources may change.
 type Elastic struct {
 	// MinGPUs and MaxGPUs bound the GPU count; MaxGPUs zero means no bound.
+	// Both are multiples of the job's worker size: an elastic job grows and
+	// shrinks by whole workers.
 	MinGPUs int `json:"min_gpus,omitempty"`
 	MaxGPUs int `json:"max_gpus,omitempty"`
 	// BatchSize is the initial global batch size, the reference for

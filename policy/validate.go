@@ -10,13 +10,87 @@ import (
 	"github.com/dlsched/dlsched/allocation"
 )
 
-// Validate reports whether s is well formed: a valid cluster; unique,
-// non-empty job IDs; finite non-negative numbers; throughputs only on
-// accelerator types the cluster has, positive on at least one type whose GPU
-// count can hold the job; arrivals not after Now; placements on known
-// servers; and consistent per-system facts. Errors wrap ErrInvalidSnapshot
-// and name the job and the field.
+// Validate reports whether s is well formed as a whole and in every job: a
+// valid cluster; unique, non-empty job IDs; finite non-negative numbers;
+// throughputs only on accelerator types the cluster has, positive on at least
+// one type whose servers can hold the job's workers; GPU counts that are
+// multiples of the worker size; arrivals not after Now; placements on known
+// servers in whole workers; and consistent per-system facts. Errors wrap
+// ErrInvalidSnapshot and name the job and the field.
+//
+// Validate is the strict check: policies use Screen, which leaves a bad job
+// out of the round instead of failing it.
 func Validate(s *Snapshot) error {
+	if err := validateWhole(s); err != nil {
+		return err
+	}
+	cs := newCensus(s.Cluster)
+	ids := jobIDs(s)
+	for i := range s.Jobs {
+		if err := validateJob(s, &s.Jobs[i], cs, ids); err != nil {
+			return fmt.Errorf("%w: job %q: %w", ErrInvalidSnapshot, s.Jobs[i].ID, err)
+		}
+	}
+	return nil
+}
+
+// Screen splits s into the jobs a policy can schedule and the ones it must
+// leave out. Only a snapshot that is malformed as a whole (nil, an invalid
+// cluster, a negative Now, an empty or duplicate job ID) is an error, wrapping
+// ErrInvalidSnapshot. A job that fails Validate's checks, or that can never
+// fit on the cluster, is left out with its reason ("gpus: ..."), keyed by its
+// ID; the returned snapshot holds the other jobs, in their order, with
+// co-location facts about left-out partners dropped. When no job is left out,
+// Screen returns s itself and a nil map.
+func Screen(s *Snapshot) (*Snapshot, map[string]string, error) {
+	if err := validateWhole(s); err != nil {
+		return nil, nil, err
+	}
+	cs := newCensus(s.Cluster)
+	ids := jobIDs(s)
+	var out map[string]string
+	for i := range s.Jobs {
+		if err := validateJob(s, &s.Jobs[i], cs, ids); err != nil {
+			if out == nil {
+				out = make(map[string]string)
+			}
+			out[s.Jobs[i].ID] = err.Error()
+		}
+	}
+	if out == nil {
+		return s, nil, nil
+	}
+	kept := &Snapshot{Now: s.Now, Cluster: s.Cluster, Jobs: make([]Job, 0, len(s.Jobs)-len(out))}
+	for _, j := range s.Jobs {
+		if _, left := out[j.ID]; left {
+			continue
+		}
+		for partner := range j.Colocated {
+			if _, left := out[partner]; left {
+				j.Colocated = maps.Clone(j.Colocated) // the caller's job stays as it was
+				maps.DeleteFunc(j.Colocated, func(p string, _ map[allocation.Accelerator]float64) bool {
+					_, left := out[p]
+					return left
+				})
+				break
+			}
+		}
+		kept.Jobs = append(kept.Jobs, j)
+	}
+	return kept, out, nil
+}
+
+// Leave records in d that job id is left out of the round, and why. A
+// policy calls it for a job it cannot schedule, such as one that lacks a
+// fact the policy needs.
+func (d *Decision) Leave(id, reason string) {
+	if d.Unscheduled == nil {
+		d.Unscheduled = make(map[string]string)
+	}
+	d.Unscheduled[id] = reason
+}
+
+func validateWhole(s *Snapshot) error {
 	if s == nil {
 		return fmt.Errorf("%w: nil snapshot", ErrInvalidSnapshot)
 	}
@@ -26,24 +100,26 @@ func Validate(s *Snapshot) error {
 	if s.Now < 0 {
 		return fmt.Errorf("%w: now: %v is negative", ErrInvalidSnapshot, s.Now)
 	}
-	cs := newCensus(s.Cluster)
-	ids := make(map[string]bool, len(s.Jobs))
+	seen := make(map[string]bool, len(s.Jobs))
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if j.ID == "" {
 			return fmt.Errorf("%w: job %d: id: empty", ErrInvalidSnapshot, i)
 		}
-		if ids[j.ID] {
+		if seen[j.ID] {
 			return fmt.Errorf("%w: job %q: id: duplicate", ErrInvalidSnapshot, j.ID)
 		}
-		ids[j.ID] = true
-	}
-	for i := range s.Jobs {
-		if err := validateJob(s, &s.Jobs[i], cs, ids); err != nil {
-			return fmt.Errorf("%w: job %q: %w", ErrInvalidSnapshot, s.Jobs[i].ID, err)
-		}
+		seen[j.ID] = true
 	}
 	return nil
+}
+
+func jobIDs(s *Snapshot) map[string]bool {
+	ids := make(map[string]bool, len(s.Jobs))
+	for i := range s.Jobs {
+		ids[s.Jobs[i].ID] = true
+	}
+	return ids
 }
 
 // fieldError is a problem with one field of a job; Validate adds the job.
@@ -70,15 +146,52 @@ type census struct {
 	types   []allocation.Accelerator
 	gpus    map[allocation.Accelerator]int
 	servers map[string]allocation.Server
+	sizes   map[allocation.Accelerator]map[int]int // server GPU count → servers, per type
+	workers map[shape]int                          // memo of capacity
+}
+
+// shape is an accelerator type and a worker size.
+type shape struct {
+	t allocation.Accelerator
+	w int
 }
 
 func newCensus(c allocation.Cluster) *census {
-	cs := &census{types: c.Types(), gpus: make(map[allocation.Accelerator]int), servers: make(map[string]allocation.Server, len(c.Servers))}
+	cs := &census{
+		types:   c.Types(),
+		gpus:    make(map[allocation.Accelerator]int),
+		servers: make(map[string]allocation.Server, len(c.Servers)),
+		sizes:   make(map[allocation.Accelerator]map[int]int),
+		workers: make(map[shape]int),
+	}
 	for _, srv := range c.Servers {
 		cs.gpus[srv.Accelerator] += srv.GPUs
 		cs.servers[srv.ID] = srv
+		if cs.sizes[srv.Accelerator] == nil {
+			cs.sizes[srv.Accelerator] = make(map[int]int)
+		}
+		cs.sizes[srv.Accelerator][srv.GPUs]++
 	}
 	return cs
+}
+
+// capacity returns the most GPUs of type t that whole workers of w GPUs
+// can use: Σ over servers of ⌊GPUs/w⌋·w. Distinct server sizes are few, so
+// this is cheap, and memoized per shape.
+func (cs *census) capacity(t allocation.Accelerator, w int) int {
+	if w <= 1 {
+		return cs.gpus[t]
+	}
+	sh := shape{t, w}
+	if n, ok := cs.workers[sh]; ok {
+		return n
+	}
+	n := 0
+	for size, count := range cs.sizes[t] {
+		n += size / w * w * count
+	}
+	cs.workers[sh] = n
+	return n
 }
 
 func validateJob(s *Snapshot, j *Job, cs *census, ids map[string]bool) error {
@@ -112,6 +225,10 @@ func validateJob(s *Snapshot, j *Job, cs *census, ids map[string]bool) error {
 		return bad("gpus", "%d is negative", j.GPUs)
 	case j.GPUs == 0 && j.Elastic == nil:
 		return bad("gpus", "0; only elastic jobs may leave the GPU count to the policy")
+	case j.GPUsPerWorker < 0:
+		return bad("gpus_per_worker", "%d is negative", j.GPUsPerWorker)
+	case j.GPUs%j.Worker() != 0:
+		return bad("gpus", "%d is not a multiple of gpus_per_worker %d", j.GPUs, j.Worker())
 	}
 	if err := throughputs("throughput", j.Throughput, types); err != nil {
 		return err
@@ -128,6 +245,8 @@ func validateJob(s *Snapshot, j *Job, cs *census, ids map[string]bool) error {
 			return bad("placement", "unknown server %q", p.Server)
 		case p.GPUs < 1 || p.GPUs > srv.GPUs:
 			return bad("placement", "%d GPUs on server %q, which has %d", p.GPUs, p.Server, srv.GPUs)
+		case p.GPUs%j.Worker() != 0:
+			return bad("placement", "%d GPUs on server %q splits a worker of gpus_per_worker %d", p.GPUs, p.Server, j.Worker())
 		}
 	}
 	for partner, t := range j.Colocated {
@@ -145,7 +264,7 @@ func validateJob(s *Snapshot, j *Job, cs *census, ids map[string]bool) error {
 		}
 	}
 	if j.Elastic != nil {
-		if err := j.Elastic.validate(); err != nil {
+		if err := j.Elastic.validate(j.Worker()); err != nil {
 			return err
 		}
 	}
@@ -188,8 +307,8 @@ func throughputs(field string, t map[allocation.Accelerator]float64, types []all
 }
 
 // Runnable reports whether the job, with its GPU count, can run on cluster c:
-// some accelerator type on which its throughput is positive has at least
-// j.GPUs GPUs. Validate applies it to every job except elastic ones, whose
+// some accelerator type on which its throughput is positive has servers that
+// hold j.GPUs GPUs in whole workers of j.Worker() GPUs. Validate applies it to every job except elastic ones, whose
 // GPU count a policy may change; a policy that keeps GPU counts fixed applies
 // it to those too. The error wraps ErrInvalidSnapshot and names the job.
 func (j *Job) Runnable(c allocation.Cluster) error {
@@ -203,7 +322,7 @@ func (j *Job) runnable(cs *census) error {
 	var runnable []string
 	for _, k := range cs.types {
 		if j.Throughput[k] > 0 {
-			n := cs.gpus[k]
+			n := cs.capacity(k, j.Worker())
 			if n >= j.GPUs {
 				return nil
 			}
@@ -213,10 +332,13 @@ func (j *Job) runnable(cs *census) error {
 	if len(runnable) == 0 {
 		return bad("throughput", "zero on every accelerator type; the job cannot run")
 	}
+	if j.Worker() > 1 {
+		return bad("gpus", "wants %d GPUs at once in workers of %d, more than any type it can run on holds in whole workers (%v)", j.GPUs, j.Worker(), runnable)
+	}
 	return bad("gpus", "wants %d GPUs at once, more than any type it can run on has (%v)", j.GPUs, runnable)
 }
 
-func (e *Elastic) validate() error {
+func (e *Elastic) validate(worker int) error {
 	for _, f := range []struct {
 		name string
 		v    float64
@@ -250,6 +372,10 @@ func (e *Elastic) validate() error {
 		return bad("elastic.local_batch_max", "%d is negative or below local_batch_min %d", e.LocalBatchMax, e.LocalBatchMin)
 	case e.Perf.Gamma != 0 && e.Perf.Gamma < 1:
 		return bad("elastic.perf.gamma", "%v; the overlap exponent is at least 1", e.Perf.Gamma)
+	case e.MinGPUs%worker != 0:
+		return bad("elastic.min_gpus", "%d is not a multiple of gpus_per_worker %d", e.MinGPUs, worker)
+	case e.MaxGPUs%worker != 0:
+		return bad("elastic.max_gpus", "%d is not a multiple of gpus_per_worker %d", e.MaxGPUs, worker)
 	}
 	return nil
 }
