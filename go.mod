@@ -3,6 +3,7 @@ module github.com/dlsched/dlsched
 go 1.26.8
 
 require (
+	github.com/MaxHalford/eaopt v0.4.2
 	github.com/google/go-cmp v0.7.0
 	github.com/lanl/clp v1.2.0
 	github.com/schollz/progressbar/v3 v3.18.0
@@ -16,7 +17,6 @@ require (
 	codeberg.org/go-latex/latex v0.1.0 // indirect
 	codeberg.org/go-pdf/fpdf v0.10.0 // indirect
 	git.sr.ht/~sbinet/gg v0.6.0 // indirect
-	github.com/MaxHalford/eaopt v0.4.2 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/campoy/embedmd v1.0.0 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect

@@ -8,7 +8,8 @@ import (
 )
 
 // Tolerance is the slack Validate allows on every bound: LP engines satisfy
-// constraints only to about 1e-7.
+// constraints only to about 1e-7. Program.Allocation also drops shares
+// below it, as solver noise.
 const Tolerance = 1e-6
 
 // Allocation is a policy's decision: a Grant per job ID. Jobs that are absent
@@ -23,6 +24,11 @@ type Grant struct {
 	// GPUs is the number of GPUs the job holds while it runs: its requested
 	// scale factor, or the count an elastic policy chose.
 	GPUs int `json:"gpus"`
+	// GPUsPerWorker is the size of one of the job's workers (pods, ranks):
+	// its GPUs come in GPUs/GPUsPerWorker workers, and a worker's GPUs are
+	// on one server, so whoever places the job puts a multiple of it on
+	// each server. GPUs must be a multiple of it. Zero means 1: any split.
+	GPUsPerWorker int `json:"gpus_per_worker,omitempty"`
 	// CPUs and MemoryGB are the CPU cores and memory the job holds while it
 	// runs, for policies that allocate them; zero means not allocated.
 	CPUs     float64 `json:"cpus,omitempty"`
@@ -150,8 +156,13 @@ func (g Grant) validate(id string, a Allocation, types []Accelerator) error {
 		}
 		return nil
 	}
-	if g.GPUs < 0 {
+	switch {
+	case g.GPUs < 0:
 		return bad("gpus", "%d is negative", g.GPUs)
+	case g.GPUsPerWorker < 0:
+		return bad("gpus_per_worker", "%d is negative", g.GPUsPerWorker)
+	case g.GPUsPerWorker > 1 && g.GPUs%g.GPUsPerWorker != 0:
+		return bad("gpus", "%d is not a multiple of gpus_per_worker %d", g.GPUs, g.GPUsPerWorker)
 	}
 	if err := checkShares("shares", g.Shares); err != nil {
 		return err

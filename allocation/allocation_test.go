@@ -45,6 +45,8 @@ func TestAllocationValidate(t *testing.T) {
 			"c": {}, // nothing granted
 		}},
 		{name: "zero gpus with zero share", a: allocation.Allocation{"a": {GPUs: 0, Shares: shares{"v100": 0}}}},
+		{name: "whole workers", a: allocation.Allocation{"a": {GPUs: 8, GPUsPerWorker: 4, Shares: shares{"v100": 0.5}}}},
+		{name: "no gpus with workers", a: allocation.Allocation{"a": {GPUs: 0, GPUsPerWorker: 4}}},
 		{name: "exactly at capacity", a: allocation.Allocation{
 			"a": {GPUs: 2, Shares: shares{"v100": 1}},
 			"b": {GPUs: 4, Shares: shares{"v100": 0.5, "k80": 0.5}},
@@ -78,6 +80,10 @@ func TestAllocationValidate(t *testing.T) {
 		}, wantErr: allocation.ErrInvalid, wantMsg: []string{`job "a"`, "shares", "1.1"}},
 		{name: "negative gpus", a: allocation.Allocation{"a": {GPUs: -1}},
 			wantErr: allocation.ErrInvalid, wantMsg: []string{`job "a"`, "gpus", "-1"}},
+		{name: "negative gpus per worker", a: allocation.Allocation{"a": {GPUs: 2, GPUsPerWorker: -2}},
+			wantErr: allocation.ErrInvalid, wantMsg: []string{`job "a"`, "gpus_per_worker", "-2"}},
+		{name: "gpus not whole workers", a: allocation.Allocation{"a": {GPUs: 6, GPUsPerWorker: 4, Shares: shares{"v100": 0.5}}},
+			wantErr: allocation.ErrInvalid, wantMsg: []string{`job "a"`, "gpus", "6", "gpus_per_worker 4"}},
 		{name: "zero gpus with positive share", a: allocation.Allocation{"a": {GPUs: 0, Shares: shares{"v100": 0.1}}},
 			wantErr: allocation.ErrInvalid, wantMsg: []string{`job "a"`, "gpus", "v100"}},
 		{name: "zero gpus with positive pair share", a: allocation.Allocation{

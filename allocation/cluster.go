@@ -85,6 +85,19 @@ func (c Cluster) GPUs(a Accelerator) int {
 	return n
 }
 
+// WorkerGPUs returns how many GPUs of type a workers of w GPUs each can
+// use, every worker on one server: Σ over the type's servers of ⌊GPUs/w⌋·w.
+// For w ≤ 1 it is GPUs(a).
+func (c Cluster) WorkerGPUs(a Accelerator, w int) int {
+	n := 0
+	for _, s := range c.Servers {
+		if s.Accelerator == a {
+			n += s.GPUs / max(w, 1) * max(w, 1)
+		}
+	}
+	return n
+}
+
 // TotalGPUs returns the number of GPUs of all types.
 func (c Cluster) TotalGPUs() int {
 	n := 0

@@ -11,14 +11,16 @@ import (
 )
 
 // Solver selects the LP engine a Program uses. The zero value, Auto, is CLP
-// when dlsched is built with cgo (and without the noclp tag) and the pure-Go
-// simplex otherwise.
+// when dlsched is built with the clp tag (go build -tags clp, which needs cgo
+// and the CLP library) and the pure-Go simplex otherwise.
 type Solver int
 
 const (
 	// Auto is CLP when available, PureGo otherwise.
 	Auto Solver = iota
-	// CLP is COIN-OR CLP through cgo: fast at every size.
+	// CLP is COIN-OR CLP through cgo: fast at every size. It is compiled in
+	// only with the clp build tag; elsewhere a Program that asks for it
+	// fails with ErrNoSolver.
 	CLP
 	// PureGo is a dense simplex from gonum: no C dependency, but limited to
 	// small programs (about 150 jobs) and returns ErrTooLarge beyond that.
@@ -43,7 +45,7 @@ func (s Solver) engine() (lp.Engine, error) {
 		return e, nil
 	}
 	if s == CLP {
-		return nil, fmt.Errorf("%w: CLP needs cgo and no noclp build tag", ErrNoSolver)
+		return nil, fmt.Errorf("%w: CLP needs the clp build tag (go build -tags clp, with cgo and the CLP library)", ErrNoSolver)
 	}
 	return nil, fmt.Errorf("%w: unknown solver %d", ErrNoSolver, int(s))
 }
@@ -329,9 +331,10 @@ type Result struct {
 	// X is the allocation matrix, one row per job in the order given to
 	// NewProgram and one column per Types() entry. Values are clamped into
 	// [0,1] and rows rescaled to sum to at most 1. Entries may carry solver
-	// noise of the order of 1e-8: they are not rounded away, because where
-	// a job's throughput differs widely across types even a tiny share can
-	// be what lifts the job to t*.
+	// noise of the order of 1e-8: they are kept here, so that Eval of the
+	// program's expressions reproduces the solver's objective (where a
+	// job's throughput differs widely across types even a tiny share can
+	// be what lifts the job to t*), and dropped by Allocation.
 	X [][]float64
 	// Pairs holds each pair's shares P_ck, one row per Pair given to
 	// NewProgram, cleaned like X.
@@ -532,12 +535,19 @@ func (p *Program) matrix(sol []float64) (x, pairs [][]float64) {
 // (one per job, in program order). Every job gets a Grant, with its GPU
 // count, even if it gets no time; pair shares appear in both members'
 // Grant.Pairs. A Result built by hand needs only X; nil Pairs means none.
+//
+// Shares below Tolerance (1e-6), alone or in a pair, are left out: they are
+// solver noise, not decisions (a share of 1e-6 is a third of a millisecond
+// of a six-minute round), and a binder or round mechanism would otherwise
+// treat such a job as wanting to run on that type. This is the one place
+// where every LP policy's X becomes shares, so all of them drop the same
+// way; a job left with no share keeps its Grant and GPU count.
 func (p *Program) Allocation(ids []string, r *Result) Allocation {
 	a := make(Allocation, len(ids))
 	shares := func(row []float64) map[Accelerator]float64 {
 		var m map[Accelerator]float64
 		for k, t := range p.types {
-			if row[k] > 0 {
+			if row[k] >= Tolerance {
 				if m == nil {
 					m = make(map[Accelerator]float64)
 				}

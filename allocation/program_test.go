@@ -509,6 +509,33 @@ func TestProgramAllocation(t *testing.T) {
 	})
 }
 
+// Solver noise below Tolerance never reaches a decision (a share of 1.67e-9
+// was seen in one). A share of exactly Tolerance stays, a pair whose every
+// share is noise disappears from both members, and the Result itself keeps
+// the noise for Eval.
+func TestProgramAllocationDropsNoise(t *testing.T) {
+	p := allocation.NewProgram(gavelCluster(), []int{1, 1, 1}, [][]float64{{1, 4}, {1, 2}, {1, 3}},
+		allocation.Pair{A: 0, B: 1, ThroughputA: []float64{0.5, 2}, ThroughputB: []float64{0.5, 1}},
+		allocation.Pair{A: 1, B: 2, ThroughputA: []float64{0.5, 1}, ThroughputB: []float64{0.5, 1}})
+	res := &allocation.Result{
+		// Columns: k80, v100.
+		X:     [][]float64{{1.67e-9, 0.5}, {allocation.Tolerance, 1e-7}, {0, 9.99e-7}},
+		Pairs: [][]float64{{0.3, 2e-7}, {5e-7, 0}},
+	}
+	a := p.Allocation([]string{"a", "b", "c"}, res)
+	want := allocation.Allocation{
+		"a": {GPUs: 1, Shares: shares{"v100": 0.5}, Pairs: pair("b", shares{"k80": 0.3})},
+		"b": {GPUs: 1, Shares: shares{"k80": allocation.Tolerance}, Pairs: pair("a", shares{"k80": 0.3})},
+		"c": {GPUs: 1},
+	}
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Errorf("Allocation mismatch (-want +got):\n%s", diff)
+	}
+	if got, want := p.Eval(p.Throughput(0), res), 1.67e-9+4*0.5+0.5*0.3+2*2e-7; math.Abs(got-want) > 1e-15 {
+		t.Errorf("Eval(Throughput(0)) = %v, want %v: the Result lost its small shares", got, want)
+	}
+}
+
 func TestSolverText(t *testing.T) {
 	tests := []struct {
 		s    allocation.Solver

@@ -13,8 +13,12 @@ import (
 type Request struct {
 	ID   string
 	GPUs int
-	// Current is where the job runs now; empty if it does not. A job that
-	// keeps running keeps these GPUs when it can.
+	// Worker is the size of one of the job's workers: GPUs come in
+	// GPUs/Worker workers, each on one server, so every server gets a
+	// multiple of Worker. GPUs must be a multiple of it. Zero means 1.
+	Worker int
+	// Current is where the job runs now, in whole workers; empty if it
+	// does not. A job that keeps running keeps these GPUs when it can.
 	Current []allocation.Assignment
 	// Throughput is the job's speed per type; it may run only on types
 	// where it is positive. On several, the fastest with room wins.
@@ -40,15 +44,20 @@ type Priority struct {
 // simulator: walking in order, a request runs if its type has as many free
 // GPUs as it needs (a running request counts on the type it runs on). Then
 // the chosen running requests keep their GPUs, and the chosen new ones are
-// placed in order, on the fewest servers (Gangs.Place, or
+// placed in order, in whole workers on the fewest servers (Gangs.Place, or
 // Gangs.Consolidate). A request that was not chosen, or could not be
-// placed, may still backfill what is left, in order, so that no GPU idles
-// while a request that fits waits. A running request that does not run is
-// preempted. With HeadOfLine nothing is preempted: running requests keep
-// their GPUs, and the others run in order up to the first that cannot.
+// placed (the counts ignore how free GPUs are spread, which matters for
+// workers of several GPUs), may still backfill what is left, in order, so
+// that no GPU idles while a request that fits waits; a running request
+// backfills only on its own GPUs, so that no job moves (a checkpoint and a
+// restart) to run on where it could as well wait its turn. A running
+// request that does not run is preempted. With HeadOfLine nothing is preempted:
+// running requests keep their GPUs, and the others run in order up to the
+// first that cannot.
 //
-// IDs must be unique and non-empty and GPUs positive; the error wraps
-// allocation.ErrInvalid and names the request.
+// IDs must be unique and non-empty, GPUs positive and a multiple of a
+// non-negative Worker, and Current in whole workers; the error wraps
+// allocation.ErrInvalid and names the request and field.
 func (p Priority) Admit(c allocation.Cluster, reqs []Request) ([]Run, error) {
 	seen := make(map[string]bool, len(reqs))
 	for i, r := range reqs {
@@ -59,10 +68,14 @@ func (p Priority) Admit(c allocation.Cluster, reqs []Request) ([]Run, error) {
 			return nil, fmt.Errorf("%w request %q: duplicate id", allocation.ErrInvalid, r.ID)
 		case r.GPUs < 1:
 			return nil, fmt.Errorf("%w request %q: gpus: %d is not positive", allocation.ErrInvalid, r.ID, r.GPUs)
+		case r.Worker < 0:
+			return nil, fmt.Errorf("%w request %q: worker: %d is negative", allocation.ErrInvalid, r.ID, r.Worker)
+		case r.GPUs%r.worker() != 0:
+			return nil, fmt.Errorf("%w request %q: gpus: %d is not a multiple of worker %d", allocation.ErrInvalid, r.ID, r.GPUs, r.Worker)
 		}
 		for _, a := range r.Current {
-			if a.GPUs < 1 {
-				return nil, fmt.Errorf("%w request %q: current: %d GPUs on server %q", allocation.ErrInvalid, r.ID, a.GPUs, a.Server)
+			if a.GPUs < 1 || a.GPUs%r.worker() != 0 {
+				return nil, fmt.Errorf("%w request %q: current: %d GPUs on server %q are not whole workers of %d", allocation.ErrInvalid, r.ID, a.GPUs, a.Server, r.worker())
 			}
 		}
 		seen[r.ID] = true
@@ -90,9 +103,9 @@ func (p Priority) Admit(c allocation.Cluster, reqs []Request) ([]Run, error) {
 	// A gang that did not fit will not fit until something is taken:
 	// remembering that keeps a long queue behind a full cluster cheap.
 	type shape struct {
-		t           allocation.Accelerator
-		gpus        int
-		consolidate bool
+		t            allocation.Accelerator
+		gpus, worker int
+		consolidate  bool
 	}
 	failed := make(map[shape]bool)
 	try := func(i int) bool {
@@ -102,7 +115,7 @@ func (p Priority) Admit(c allocation.Cluster, reqs []Request) ([]Run, error) {
 			return true
 		}
 		for _, t := range types(i) {
-			sh := shape{t, r.GPUs, r.Consolidate}
+			sh := shape{t, r.GPUs, r.worker(), r.Consolidate}
 			if failed[sh] {
 				continue
 			}
@@ -111,7 +124,7 @@ func (p Priority) Admit(c allocation.Cluster, reqs []Request) ([]Run, error) {
 			if r.Consolidate {
 				place = g.Consolidate
 			}
-			if as, _, ok := place(r.GPUs, only); ok {
+			if as, _, ok := place(r.GPUs, r.worker(), only); ok {
 				runs[i] = &Run{Job: r.ID, Accelerator: t, Assignments: as}
 				clear(failed)
 				return true
@@ -175,12 +188,38 @@ func (p Priority) Admit(c allocation.Cluster, reqs []Request) ([]Run, error) {
 		}
 	}
 	for i := range reqs {
-		if runs[i] == nil && g.Free() > 0 {
+		switch {
+		case runs[i] != nil || g.Free() == 0:
+		case keepable(&reqs[i], typeOf):
+			keep(i) // preempted: it runs on again only where it is
+		default:
 			try(i)
 		}
 	}
 	return collect(runs), nil
 }
+
+// keepable reports whether a running request's GPUs could be kept on the
+// empty cluster: all of them on existing servers of one type it can use,
+// as many as it needs. Such a request, once preempted, never moves in the
+// same decision; one that could not keep its GPUs anyway (a new GPU count,
+// a type it can no longer use) is placed afresh.
+func keepable(r *Request, typeOf map[string]allocation.Accelerator) bool {
+	if len(r.Current) == 0 {
+		return false
+	}
+	t, total := typeOf[r.Current[0].Server], 0
+	for _, a := range r.Current {
+		if u, ok := typeOf[a.Server]; !ok || u != t {
+			return false
+		}
+		total += a.GPUs
+	}
+	return r.Throughput[t] > 0 && total == r.GPUs
+}
+
+// worker returns the request's worker size, at least 1.
+func (r *Request) worker() int { return max(r.Worker, 1) }
 
 // fastest returns the types with positive throughput, fastest first, ties
 // by name.

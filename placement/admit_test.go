@@ -295,6 +295,8 @@ func TestAdmitInvalid(t *testing.T) {
 		{"duplicate id", []placement.Request{ok, {ID: "x", GPUs: 1}, {ID: "x", GPUs: 2}}, `"x"`},
 		{"zero gpus", []placement.Request{ok, {ID: "zero", Throughput: speed("v100")}}, `"zero"`},
 		{"negative gpus", []placement.Request{ok, {ID: "neg", GPUs: -3, Throughput: speed("v100")}}, `"neg"`},
+		{"negative worker", []placement.Request{ok, {ID: "neg", GPUs: 2, Worker: -2, Throughput: speed("v100")}}, `request "neg": worker`},
+		{"gpus not whole workers", []placement.Request{ok, {ID: "odd", GPUs: 3, Worker: 2, Throughput: speed("v100")}}, `request "odd": gpus: 3 is not a multiple of worker 2`},
 	} {
 		for _, p := range []placement.Priority{{}, {HeadOfLine: true}} {
 			runs, err := p.Admit(c, tc.reqs)
@@ -320,7 +322,11 @@ func TestAdmitInvalid(t *testing.T) {
 // admitCase is a random cluster and request list: 1–3 types, servers of
 // 1–8 GPUs, some requests running on valid disjoint GPUs, some
 // consolidated.
-func admitCase(r *rand.Rand) (allocation.Cluster, []placement.Request) {
+func admitCase(r *rand.Rand) (allocation.Cluster, []placement.Request) { return admitCaseW(r, false) }
+
+// admitCaseW is admitCase, with workers of 1–4 GPUs when workers is set
+// (the same draws as admitCase otherwise).
+func admitCaseW(r *rand.Rand, workers bool) (allocation.Cluster, []placement.Request) {
 	types := []allocation.Accelerator{"a100", "k80", "v100"}[:1+r.IntN(3)]
 	var c allocation.Cluster
 	for i := range 1 + r.IntN(8) {
@@ -341,6 +347,10 @@ func admitCase(r *rand.Rand) (allocation.Cluster, []placement.Request) {
 			Throughput:  make(map[allocation.Accelerator]float64),
 			Consolidate: r.IntN(3) == 0,
 		}
+		if workers {
+			q.Worker = 1 + r.IntN(4)
+			q.GPUs = q.Worker * (1 + (q.GPUs-1)/q.Worker)
+		}
 		for _, t := range types {
 			switch r.IntN(4) {
 			case 0: // absent
@@ -360,7 +370,7 @@ func admitCase(r *rand.Rand) (allocation.Cluster, []placement.Request) {
 			if q.Consolidate {
 				place = g.Consolidate
 			}
-			as, _, ok := place(q.GPUs, on)
+			as, _, ok := place(q.GPUs, q.Worker, on)
 			if ok {
 				r.Shuffle(len(as), func(i, j int) { as[i], as[j] = as[j], as[i] })
 				q.Current = as
@@ -385,12 +395,14 @@ func fastestTypes(thr map[allocation.Accelerator]float64) []allocation.Accelerat
 	return ts
 }
 
-// fewestServers is the fewest servers of type t whose GPUs add up to k.
-func fewestServers(c allocation.Cluster, t allocation.Accelerator, k int) int {
+// fewestServers is the fewest servers of type t that hold k GPUs in
+// workers of w (0: 1).
+func fewestServers(c allocation.Cluster, t allocation.Accelerator, k, w int) int {
+	w = max(w, 1)
 	var sizes []int
 	for _, s := range c.Servers {
 		if s.Accelerator == t {
-			sizes = append(sizes, s.GPUs)
+			sizes = append(sizes, s.GPUs/w*w)
 		}
 	}
 	slices.Sort(sizes)
@@ -460,8 +472,8 @@ func checkAdmit(t *testing.T, p placement.Priority, c allocation.Cluster, reqs [
 			if k > 0 && run.Assignments[k-1].Server >= a.Server {
 				t.Errorf("%s: assignments %v not sorted by unique server", run.Job, run.Assignments)
 			}
-			if a.GPUs < 1 {
-				t.Errorf("%s: assignment %+v", run.Job, a)
+			if a.GPUs < 1 || a.GPUs%max(q.Worker, 1) != 0 {
+				t.Errorf("%s: assignment %+v, workers of %d", run.Job, a, q.Worker)
 			}
 			if typ, ok := typeOf[a.Server]; !ok || typ != run.Accelerator {
 				t.Errorf("%s: assignment %+v on %q, run on %q", run.Job, a, typ, run.Accelerator)
@@ -478,7 +490,7 @@ func checkAdmit(t *testing.T, p placement.Priority, c allocation.Cluster, reqs [
 				t.Errorf("%s: extended on %v, current %v", run.Job, run.Assignments, q.Current)
 			}
 		} else if q.Consolidate {
-			if n := fewestServers(c, run.Accelerator, q.GPUs); len(run.Assignments) != n {
+			if n := fewestServers(c, run.Accelerator, q.GPUs, q.Worker); len(run.Assignments) != n {
 				t.Errorf("%s: consolidated on %d servers %v, fewest %d", run.Job, len(run.Assignments), run.Assignments, n)
 			}
 		}
@@ -526,10 +538,10 @@ func checkAdmit(t *testing.T, p placement.Priority, c allocation.Cluster, reqs [
 			}
 		}
 		if q.Consolidate {
-			_, _, ok := g.Consolidate(q.GPUs, usable)
+			_, _, ok := g.Consolidate(q.GPUs, q.Worker, usable)
 			return ok
 		}
-		_, _, ok := g.Place(q.GPUs, usable)
+		_, _, ok := g.Place(q.GPUs, q.Worker, usable)
 		return ok
 	}
 	if p.HeadOfLine {
@@ -572,10 +584,32 @@ func checkAdmit(t *testing.T, p placement.Priority, c allocation.Cluster, reqs [
 		}
 	}
 	for i, q := range reqs {
-		if !ran[i] && fits(left(""), q) {
+		stays := keepableRequest(c, q)
+		switch {
+		case ran[i] && stays && !runOf(runs, q.ID).Extended:
+			t.Errorf("%s: preempted, then moved to %v", q.ID, runOf(runs, q.ID).Assignments)
+		case !ran[i] && !stays && fits(left(""), q):
 			t.Errorf("%s (%d GPUs, consolidate %v) waits but fits what is left", q.ID, q.GPUs, q.Consolidate)
 		}
 	}
+}
+
+// keepableRequest reports a running request that could keep its GPUs on the
+// empty cluster: once preempted, it runs again only on them.
+func keepableRequest(c allocation.Cluster, q placement.Request) bool {
+	if len(q.Current) == 0 {
+		return false
+	}
+	var t allocation.Accelerator
+	total := 0
+	for i, a := range q.Current {
+		srv, ok := c.Server(a.Server)
+		if !ok || (i > 0 && srv.Accelerator != t) {
+			return false
+		}
+		t, total = srv.Accelerator, total+a.GPUs
+	}
+	return q.Throughput[t] > 0 && total == q.GPUs
 }
 
 // chosenByCount is the choice by GPU counts of Tiresias' simulator: in
@@ -706,7 +740,7 @@ func admitBench() (allocation.Cluster, []placement.Request, int) {
 			if q.Consolidate {
 				place = g.Consolidate
 			}
-			as, _, ok := place(q.GPUs, usable)
+			as, _, ok := place(q.GPUs, q.Worker, usable)
 			if ok {
 				q.Current = as
 				running++
@@ -752,8 +786,8 @@ func TestAdmitLostPlacementWaitsItsTurn(t *testing.T) {
 
 func TestAdmitInvalidCurrent(t *testing.T) {
 	c := allocation.Cluster{Servers: servers("v100", 8, "a", "b")}
-	for _, cur := range []asg{{{Server: "a", GPUs: 8}, {Server: "b", GPUs: -4}}, {{Server: "a", GPUs: 0}}} {
-		_, err := placement.Priority{}.Admit(c, []placement.Request{{ID: "R", GPUs: 4, Current: cur, Throughput: speed("v100")}})
+	for _, cur := range []asg{{{Server: "a", GPUs: 8}, {Server: "b", GPUs: -4}}, {{Server: "a", GPUs: 0}}, {{Server: "a", GPUs: 3}, {Server: "b", GPUs: 1}}} {
+		_, err := placement.Priority{}.Admit(c, []placement.Request{{ID: "R", GPUs: 4, Worker: 2, Current: cur, Throughput: speed("v100")}})
 		if !errors.Is(err, allocation.ErrInvalid) || !strings.Contains(err.Error(), `"R"`) {
 			t.Errorf("current %v: error %v", cur, err)
 		}

@@ -41,12 +41,14 @@
 // those with room for the most of the item are filled whole (ties by ID),
 // and the remainder goes to the tightest fit among the others, as BestFit
 // would choose. When several types could hold it, the type needing the
-// fewest servers wins, ties by type name. Each part carries CPU and memory in
-// proportion to its GPUs, so a part fits only where its share of every
-// dimension fits. An item that fits whole on some server is never split.
+// fewest servers wins, ties by type name. Each part is whole workers of the
+// item (Item.Worker) and carries CPU and memory in proportion to its GPUs,
+// so a part fits only where its share of every dimension fits. An item that
+// fits whole on some server is never split, nor is an item of one worker.
 //
 // Malformed items (an empty or duplicate ID, a negative GPU count, a
-// negative or non-finite CPU or memory demand) are errors wrapping
+// negative or non-finite CPU or memory demand, a negative Worker or GPUs
+// that are not a multiple of it) are errors wrapping
 // [allocation.ErrInvalid] that name the item and field; nothing fitting is
 // not an error.
 //
@@ -54,8 +56,26 @@
 // now in a priority order of their own (Shockwave's rounds, FIFO and
 // priority queues): [Gangs.Keep] gives a running job back the GPUs it holds
 // when they are still free (lease extension), and [Gangs.Place] puts a gang
-// on the fewest servers of one type, in the fullest server that holds it
-// whole or else the servers with the most free GPUs. Only GPUs are counted.
+// in whole workers on the fewest servers of one type, in the fullest server
+// that holds it whole or else the servers with the most room. Only GPUs are
+// counted.
+//
+// # Worker shapes
+//
+// A training job runs as N workers (pods, ranks) of w GPUs each, and a
+// worker's GPUs must lie on one server: a job of 8 GPUs in workers of 4
+// may run 8 or 4+4, never 5+3. Every primitive takes the worker size —
+// [Item].Worker, [Request].Worker, the w of [Gangs.Place] and
+// [Gangs.Consolidate], [allocation.Grant].GPUsPerWorker for the mechanism —
+// where 0 or 1 means one-GPU workers, any split, and gives each server a
+// multiple of it: a server with f free GPUs has room for ⌊f/w⌋·w of the
+// gang. Otherwise the rules are unchanged (the fullest single server that
+// holds the gang, else the most room first, on as few servers as
+// possible), and with workers of one GPU every result is what it was
+// before worker sizes existed. Placements a caller passes in
+// (Request.Current, the Ledger's Placement, Gangs.Keep) are taken to be in
+// whole workers, as policy.Validate checks them: Admit rejects a Current
+// that is not, and the mechanism does not extend such a lease.
 //
 // [Assign] solves the assignment problem, rows to distinct columns at the
 // least total cost, by the Hungarian method in O(n²m): AlloX's matching of
@@ -85,9 +105,20 @@
 // when those are free (lease extension); the rest are placed largest gang
 // first on the tightest server that holds them whole, or over as few servers
 // as possible, so a 4-GPU job never straddles 4-GPU servers while one of
-// them is wholly free. A pair runs as one unit on the same GPUs. The returned
-// Ledger credits the full round to every job that runs; [Ledger.Shorten]
-// corrects it when a round ends early.
+// them is wholly free. Every server gets whole workers of
+// Grant.GPUsPerWorker (for a pair, of the least common multiple of both
+// members'). Since the choice counts GPUs, a gang of large workers may find
+// the free GPUs too scattered: it is then dropped for the round, and the
+// candidates not running are walked again in priority order, each running
+// if it can be placed on what is left. A pair runs as one unit on the same
+// GPUs. The returned Ledger credits the full round to every job that runs;
+// [Ledger.Shorten] corrects it when a round ends early.
+//
+// The Ledger's Placement is where jobs run now. A scheduler that starts,
+// or restarts without its saved Ledger, builds one with [Ledger.Seed] from
+// where the cluster runs its jobs (policy.Job.Placement), so that running
+// jobs keep exactly their GPUs when they run again instead of all being
+// placed anew: seeded jobs count as having run in the last round.
 //
 // Where this differs from Gavel's scheduler code:
 //
@@ -111,7 +142,11 @@
 //     them by scale factor), so a job that runs again on its type always
 //     keeps its GPUs while the cluster is unchanged; except that a gang split
 //     over several servers gives up its lease when a whole server is free,
-//     to consolidate.
+//     to consolidate, and that runs backfilled after a gang of large
+//     workers could not be placed come after the new placements.
+//   - Gavel spreads a gang's GPUs over servers freely; here each server
+//     gets whole workers of Grant.GPUsPerWorker, so the selection by GPU
+//     counts can pick a gang that cannot be placed, which Gavel's cannot.
 //   - Pair members may differ in GPUs (the pair holds the larger count);
 //     Gavel requires equal scale factors. Each run is credited the round's
 //     length, not its measured execution time; use Ledger.Shorten.

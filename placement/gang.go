@@ -11,7 +11,8 @@ import (
 // the caller decides: the primitive of policies that pick which jobs run
 // now (Shockwave's round plans, FIFO and priority queues). Keep gives a
 // running job back the GPUs it holds (lease extension); Place puts a job on
-// the fewest servers of one type. Only GPUs are counted.
+// the fewest servers of one type, in whole workers: a worker's GPUs are on
+// one server. Only GPUs are counted.
 type Gangs struct {
 	servers []allocation.Server // sorted by ID
 	types   []allocation.Accelerator
@@ -53,7 +54,10 @@ func (g *Gangs) take(id string, t allocation.Accelerator, n int) {
 
 // Keep takes the GPUs of place for a job if they are all still free, on one
 // type that usable accepts, and number gpus (any number when gpus is 0). It
-// returns the type, or false, taking nothing.
+// returns the type, or false, taking nothing. The GPUs of place on each
+// server are whole workers of the job: callers get them from a placement
+// validated upstream (policy.Validate), so Keep does not need to know the
+// worker size.
 func (g *Gangs) Keep(place []allocation.Assignment, gpus int, usable func(allocation.Accelerator) bool) (allocation.Accelerator, bool) {
 	need := make(map[string]int)
 	total := 0
@@ -83,29 +87,34 @@ func (g *Gangs) Keep(place []allocation.Assignment, gpus int, usable func(alloca
 	return types[0], true
 }
 
-// Place takes k GPUs on the fewest servers of one type that usable accepts:
-// the fullest server that holds them all, or else the servers with the most
-// free GPUs; among types, the one needing the fewest servers, then the
-// first by name. It returns the assignments, sorted by server, and the type,
-// or false, taking nothing, when no usable type has k free GPUs.
-func (g *Gangs) Place(k int, usable func(allocation.Accelerator) bool) ([]allocation.Assignment, allocation.Accelerator, bool) {
-	return g.place(k, usable, false)
+// Place takes k GPUs in workers of w GPUs (w ≤ 1: any split) on the fewest
+// servers of one type that usable accepts. Each server gets a multiple of
+// w, so a server has room for ⌊free/w⌋·w of the gang. Place picks the
+// fullest server that holds all k, or else the servers with the most room;
+// among types, the one needing the fewest servers, then the first by name.
+// It returns the assignments, sorted by server, and the type, or false,
+// taking nothing, when no usable type has room for k GPUs in whole workers
+// (or k is not a multiple of w).
+func (g *Gangs) Place(k, w int, usable func(allocation.Accelerator) bool) ([]allocation.Assignment, allocation.Accelerator, bool) {
+	return g.place(k, max(w, 1), usable, false)
 }
 
 // Consolidate is Place for a job that must be consolidated: it takes k GPUs
-// only on as few servers as could ever hold k GPUs of the type (one server
-// when one is big enough, else the biggest servers whole), and otherwise
-// takes nothing and returns false, so that the job waits.
-func (g *Gangs) Consolidate(k int, usable func(allocation.Accelerator) bool) ([]allocation.Assignment, allocation.Accelerator, bool) {
-	return g.place(k, usable, true)
+// in workers of w only on as few servers as could ever hold k GPUs of the
+// type in whole workers (one server when one is big enough, else the
+// biggest servers whole), and otherwise takes nothing and returns false, so
+// that the job waits.
+func (g *Gangs) Consolidate(k, w int, usable func(allocation.Accelerator) bool) ([]allocation.Assignment, allocation.Accelerator, bool) {
+	return g.place(k, max(w, 1), usable, true)
 }
 
-// fewest returns the fewest servers of type t whose GPUs add up to k.
-func (g *Gangs) fewest(t allocation.Accelerator, k int) int {
+// fewest returns the fewest servers of type t that hold k GPUs in workers of
+// w when empty: a server holds ⌊GPUs/w⌋·w of them.
+func (g *Gangs) fewest(t allocation.Accelerator, k, w int) int {
 	var sizes []int
 	for _, srv := range g.servers {
 		if srv.Accelerator == t {
-			sizes = append(sizes, srv.GPUs)
+			sizes = append(sizes, srv.GPUs/w*w)
 		}
 	}
 	slices.SortFunc(sizes, func(a, b int) int { return b - a })
@@ -120,43 +129,22 @@ func (g *Gangs) fewest(t allocation.Accelerator, k int) int {
 	return n
 }
 
-func (g *Gangs) place(k int, usable func(allocation.Accelerator) bool, consolidate bool) ([]allocation.Assignment, allocation.Accelerator, bool) {
-	if k < 1 {
+// room returns the GPUs of a gang in workers of w that server id can take.
+func (g *Gangs) room(id string, w int) int { return g.free[id] / w * w }
+
+func (g *Gangs) place(k, w int, usable func(allocation.Accelerator) bool, consolidate bool) ([]allocation.Assignment, allocation.Accelerator, bool) {
+	if k < 1 || k%w != 0 {
 		return nil, "", false
 	}
 	var best []allocation.Assignment
 	var bestType allocation.Accelerator
 	for _, t := range g.types {
+		// The free GPUs bound the room: a cheap test first.
 		if g.onType[t] < k || !usable(t) {
 			continue
 		}
-		var cands []allocation.Server
-		for _, srv := range g.servers {
-			if srv.Accelerator == t && g.free[srv.ID] > 0 {
-				cands = append(cands, srv)
-			}
-		}
-		var place []allocation.Assignment
-		fit := -1
-		for i, srv := range cands {
-			if g.free[srv.ID] >= k && (fit < 0 || g.free[srv.ID] < g.free[cands[fit].ID]) {
-				fit = i
-			}
-		}
-		if fit >= 0 {
-			place = []allocation.Assignment{{Server: cands[fit].ID, GPUs: k}}
-		} else {
-			slices.SortStableFunc(cands, func(a, b allocation.Server) int { return cmp.Compare(g.free[b.ID], g.free[a.ID]) })
-			left := k
-			for _, srv := range cands {
-				n := min(left, g.free[srv.ID])
-				place = append(place, allocation.Assignment{Server: srv.ID, GPUs: n})
-				if left -= n; left == 0 {
-					break
-				}
-			}
-		}
-		if consolidate && len(place) > g.fewest(t, k) {
+		place := g.placeOn(t, k, w)
+		if place == nil || (consolidate && len(place) > g.fewest(t, k, w)) {
 			continue
 		}
 		if best == nil || len(place) < len(best) {
@@ -171,4 +159,38 @@ func (g *Gangs) place(k int, usable func(allocation.Accelerator) bool, consolida
 	}
 	slices.SortFunc(best, func(a, b allocation.Assignment) int { return cmp.Compare(a.Server, b.Server) })
 	return best, bestType, true
+}
+
+// placeOn returns where k GPUs in workers of w would go on type t, taking
+// nothing: the fullest server with room for all of them, or else the
+// servers with the most room (ties by ID); nil if the type's room is short.
+func (g *Gangs) placeOn(t allocation.Accelerator, k, w int) []allocation.Assignment {
+	var cands []allocation.Server
+	for _, srv := range g.servers {
+		if srv.Accelerator == t && g.room(srv.ID, w) > 0 {
+			cands = append(cands, srv)
+		}
+	}
+	fit := -1
+	for i, srv := range cands {
+		// A server with room for k has at least k free; the fullest is
+		// the one with the fewest free GPUs.
+		if g.room(srv.ID, w) >= k && (fit < 0 || g.free[srv.ID] < g.free[cands[fit].ID]) {
+			fit = i
+		}
+	}
+	if fit >= 0 {
+		return []allocation.Assignment{{Server: cands[fit].ID, GPUs: k}}
+	}
+	slices.SortStableFunc(cands, func(a, b allocation.Server) int { return cmp.Compare(g.room(b.ID, w), g.room(a.ID, w)) })
+	var place []allocation.Assignment
+	left := k
+	for _, srv := range cands {
+		n := min(left, g.room(srv.ID, w)) // both multiples of w
+		place = append(place, allocation.Assignment{Server: srv.ID, GPUs: n})
+		if left -= n; left == 0 {
+			return place
+		}
+	}
+	return nil
 }

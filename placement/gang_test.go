@@ -57,7 +57,7 @@ func TestGangs(t *testing.T) {
 		{5, any, asg{{Server: "b", GPUs: 4}, {Server: "c", GPUs: 1}}, "v100"},
 		{2, any, asg{{Server: "k", GPUs: 2}}, "k80"},
 	} {
-		got, typ, ok := g.Place(step.k, step.use)
+		got, typ, ok := g.Place(step.k, 1, step.use)
 		if !ok || typ != step.typ {
 			t.Fatalf("Place(%d) = %v, %q, %v", step.k, got, typ, ok)
 		}
@@ -66,10 +66,10 @@ func TestGangs(t *testing.T) {
 		}
 	}
 	// 4 GPUs are left (a 1, c 3): a gang of 5 does not fit, nor one of 0.
-	if _, _, ok := g.Place(5, any); ok {
+	if _, _, ok := g.Place(5, 1, any); ok {
 		t.Fatal("placed 5 GPUs with 4 free")
 	}
-	if _, _, ok := g.Place(0, any); ok {
+	if _, _, ok := g.Place(0, 1, any); ok {
 		t.Fatal("placed a job of no GPUs")
 	}
 	if g.Free() != 4 {
@@ -89,7 +89,7 @@ func TestGangsConsolidateTwoServers(t *testing.T) {
 	c := allocation.Cluster{Servers: servers("v100", 4, "a", "b")}
 	// Both servers wholly free: an 8-GPU gang takes both of them.
 	g := placement.NewGangs(c)
-	got, typ, ok := g.Consolidate(8, anyType)
+	got, typ, ok := g.Consolidate(8, 1, anyType)
 	if !ok || typ != "v100" {
 		t.Fatalf("Consolidate(8) on a free cluster = %v, %q, %v", got, typ, ok)
 	}
@@ -107,7 +107,7 @@ func TestGangsConsolidateTwoServers(t *testing.T) {
 		if _, ok := g.Keep(one(busy, 1), 1, anyType); !ok {
 			t.Fatalf("Keep %s:1 refused", busy)
 		}
-		if got, _, ok := g.Consolidate(8, anyType); ok {
+		if got, _, ok := g.Consolidate(8, 1, anyType); ok {
 			t.Errorf("busy %s: Consolidate(8) = %v with 7 free", busy, got)
 		}
 		if g.FreeOn("v100") != 7 || g.Free() != 7 {
@@ -124,13 +124,13 @@ func TestGangsConsolidateTwoServers(t *testing.T) {
 	if _, ok := g.Keep(one("b", 3), 3, anyType); !ok {
 		t.Fatal("Keep b:3 refused")
 	}
-	if got, _, ok := g.Consolidate(4, anyType); ok {
+	if got, _, ok := g.Consolidate(4, 1, anyType); ok {
 		t.Fatalf("Consolidate(4) on 3+1 free = %v", got)
 	}
 	if g.FreeOn("v100") != 4 {
 		t.Fatalf("refused Consolidate took GPUs: FreeOn = %d, want 4", g.FreeOn("v100"))
 	}
-	got, _, ok = g.Place(4, anyType)
+	got, _, ok = g.Place(4, 1, anyType)
 	if diff := cmp.Diff(asg{{Server: "a", GPUs: 3}, {Server: "b", GPUs: 1}}, got); !ok || diff != "" {
 		t.Fatalf("Place(4) on 3+1 free: ok %v (-want +got):\n%s", ok, diff)
 	}
@@ -141,12 +141,12 @@ func TestGangsConsolidateTwoServers(t *testing.T) {
 	// 4-GPU gangs on a free cluster: one server each, then none is left.
 	g = placement.NewGangs(c)
 	for _, want := range []string{"a", "b"} {
-		got, _, ok := g.Consolidate(4, anyType)
+		got, _, ok := g.Consolidate(4, 1, anyType)
 		if diff := cmp.Diff(one(want, 4), got); !ok || diff != "" {
 			t.Fatalf("Consolidate(4): ok %v (-want +got):\n%s", ok, diff)
 		}
 	}
-	if got, _, ok := g.Consolidate(1, anyType); ok {
+	if got, _, ok := g.Consolidate(1, 1, anyType); ok {
 		t.Fatalf("Consolidate(1) on a full cluster = %v", got)
 	}
 	// Degenerate sizes and unusable types take nothing.
@@ -155,7 +155,7 @@ func TestGangsConsolidateTwoServers(t *testing.T) {
 		k   int
 		use func(allocation.Accelerator) bool
 	}{{0, anyType}, {-1, anyType}, {9, anyType}, {1, onlyType("k80")}} {
-		if got, _, ok := g.Consolidate(tc.k, tc.use); ok {
+		if got, _, ok := g.Consolidate(tc.k, 1, tc.use); ok {
 			t.Errorf("Consolidate(%d) = %v", tc.k, got)
 		}
 	}
@@ -169,7 +169,7 @@ func TestGangsConsolidateMixedSizes(t *testing.T) {
 	// (8 + 4), never 3.
 	c := allocation.Cluster{Servers: append(servers("v100", 8, "x"), servers("v100", 4, "y", "z")...)}
 	g := placement.NewGangs(c)
-	got, _, ok := g.Consolidate(12, anyType)
+	got, _, ok := g.Consolidate(12, 1, anyType)
 	if diff := cmp.Diff(asg{{Server: "x", GPUs: 8}, {Server: "y", GPUs: 4}}, got); !ok || diff != "" {
 		t.Fatalf("Consolidate(12) on a free cluster: ok %v (-want +got):\n%s", ok, diff)
 	}
@@ -181,13 +181,13 @@ func TestGangsConsolidateMixedSizes(t *testing.T) {
 	// servers; Consolidate refuses, Place takes 7 + 4 + 1.
 	g = placement.NewGangs(c)
 	g.Keep(one("x", 1), 1, anyType)
-	if got, _, ok := g.Consolidate(12, anyType); ok {
+	if got, _, ok := g.Consolidate(12, 1, anyType); ok {
 		t.Fatalf("Consolidate(12) with x:1 busy = %v", got)
 	}
 	if g.FreeOn("v100") != 15 {
 		t.Fatalf("refused Consolidate took GPUs: FreeOn = %d, want 15", g.FreeOn("v100"))
 	}
-	got, _, ok = g.Place(12, anyType)
+	got, _, ok = g.Place(12, 1, anyType)
 	if diff := cmp.Diff(asg{{Server: "x", GPUs: 7}, {Server: "y", GPUs: 4}, {Server: "z", GPUs: 1}}, got); !ok || diff != "" {
 		t.Fatalf("Place(12) with x:1 busy: ok %v (-want +got):\n%s", ok, diff)
 	}
@@ -198,7 +198,7 @@ func TestGangsConsolidateMixedSizes(t *testing.T) {
 	// A whole 4-GPU server busy: 8 + 4 are still free, 2 servers.
 	g = placement.NewGangs(c)
 	g.Keep(one("y", 4), 4, anyType)
-	got, _, ok = g.Consolidate(12, anyType)
+	got, _, ok = g.Consolidate(12, 1, anyType)
 	if diff := cmp.Diff(asg{{Server: "x", GPUs: 8}, {Server: "z", GPUs: 4}}, got); !ok || diff != "" {
 		t.Fatalf("Consolidate(12) with y busy: ok %v (-want +got):\n%s", ok, diff)
 	}
@@ -206,10 +206,10 @@ func TestGangsConsolidateMixedSizes(t *testing.T) {
 	// 8 GPUs need one server (x); with x partly busy, 4 + 4 are too many.
 	g = placement.NewGangs(c)
 	g.Keep(one("x", 2), 2, anyType)
-	if got, _, ok := g.Consolidate(8, anyType); ok {
+	if got, _, ok := g.Consolidate(8, 1, anyType); ok {
 		t.Fatalf("Consolidate(8) with x:2 busy = %v, want one server", got)
 	}
-	got, _, ok = g.Consolidate(6, anyType)
+	got, _, ok = g.Consolidate(6, 1, anyType)
 	if diff := cmp.Diff(one("x", 6), got); !ok || diff != "" {
 		t.Fatalf("Consolidate(6): ok %v (-want +got):\n%s", ok, diff)
 	}
@@ -221,20 +221,20 @@ func TestGangsConsolidateTypes(t *testing.T) {
 	c := allocation.Cluster{Servers: append(append(servers("a", 8, "a8"), servers("a", 4, "a4")...),
 		servers("b", 4, "b1", "b2", "b3")...)}
 	g := placement.NewGangs(c)
-	got, typ, ok := g.Consolidate(8, onlyType("b"))
+	got, typ, ok := g.Consolidate(8, 1, onlyType("b"))
 	if diff := cmp.Diff(asg{{Server: "b1", GPUs: 4}, {Server: "b2", GPUs: 4}}, got); !ok || typ != "b" || diff != "" {
 		t.Fatalf("Consolidate(8, b): %q, ok %v (-want +got):\n%s", typ, ok, diff)
 	}
 	// Among types, the fewest servers: a (one server) beats b.
 	g = placement.NewGangs(c)
-	got, typ, ok = g.Consolidate(8, anyType)
+	got, typ, ok = g.Consolidate(8, 1, anyType)
 	if diff := cmp.Diff(one("a8", 8), got); !ok || typ != "a" || diff != "" {
 		t.Fatalf("Consolidate(8): %q, ok %v (-want +got):\n%s", typ, ok, diff)
 	}
 	// With a8 partly busy, type a cannot consolidate 8 but b still can.
 	g = placement.NewGangs(c)
 	g.Keep(one("a8", 1), 1, anyType)
-	got, typ, ok = g.Consolidate(8, anyType)
+	got, typ, ok = g.Consolidate(8, 1, anyType)
 	if diff := cmp.Diff(asg{{Server: "b1", GPUs: 4}, {Server: "b2", GPUs: 4}}, got); !ok || typ != "b" || diff != "" {
 		t.Fatalf("Consolidate(8) with a8:1 busy: %q, ok %v (-want +got):\n%s", typ, ok, diff)
 	}
@@ -263,19 +263,19 @@ func TestGangsFreeOn(t *testing.T) {
 		t.Fatal("Keep k1:2 granted with 1 free")
 	}
 	check("refused Keep", 8, 2)
-	if _, typ, ok := g.Place(3, onlyType("v100")); !ok || typ != "v100" {
+	if _, typ, ok := g.Place(3, 1, onlyType("v100")); !ok || typ != "v100" {
 		t.Fatal("Place(3, v100) refused")
 	}
 	check("Place", 5, 2)
-	if _, typ, ok := g.Consolidate(4, anyType); !ok || typ != "v100" {
+	if _, typ, ok := g.Consolidate(4, 1, anyType); !ok || typ != "v100" {
 		t.Fatal("Consolidate(4) refused")
 	}
 	check("Consolidate", 1, 2)
-	if _, _, ok := g.Consolidate(2, anyType); ok {
+	if _, _, ok := g.Consolidate(2, 1, anyType); ok {
 		t.Fatal("Consolidate(2) granted on k80 1+1")
 	}
 	check("refused Consolidate", 1, 2)
-	if _, typ, ok := g.Place(2, anyType); !ok || typ != "k80" {
+	if _, typ, ok := g.Place(2, 1, anyType); !ok || typ != "k80" {
 		t.Fatal("Place(2) refused")
 	}
 	check("split Place", 1, 0)

@@ -36,16 +36,93 @@ type Ledger struct {
 	// Accounts holds one account per job that has a positive share, and one
 	// per co-located pair with a positive pair share, sorted by Job then
 	// Partner (a single job's account, with an empty Partner, comes first).
-	// Next accepts them in any order.
+	// Next accepts them in any order. Seed also adds accounts with no
+	// Types for jobs that run now.
 	Accounts []Account `json:"accounts,omitempty"`
-	// Placement is where each job ran in the last round, by job ID, with
-	// assignments sorted by server ID; both members of a co-located pair
-	// list the same assignments. A job keeps these GPUs in the next round
-	// if it runs again on the same type and they are free (a lease
-	// extension). Jobs that did not run are absent.
+	// Placement is where jobs run now, by job ID, with assignments sorted
+	// by server ID: where Next placed them for the last round, or, for a
+	// scheduler that starts or restarts, where the cluster runs them (see
+	// Seed). Both members of a co-located pair list the same assignments.
+	// A job keeps these GPUs in the next round if it runs again on the same
+	// type, they are free and they hold whole workers of its
+	// Grant.GPUsPerWorker (a lease extension). Jobs that do not run are
+	// absent.
 	Placement map[string][]allocation.Assignment `json:"placement,omitempty"`
 	// Rounds is the number of rounds planned with this ledger so far.
 	Rounds int64 `json:"rounds"`
+}
+
+// Seed returns a copy of l in which every job absent from l.Placement takes
+// its placement from current, where the cluster runs it now (e.g. the
+// policy.Job.Placement of a snapshot); jobs l already places keep theirs,
+// and empty entries of current are ignored. A scheduler that starts, or
+// restarts without its saved Ledger, seeds an empty Ledger so that running
+// jobs keep exactly their GPUs when they run again (lease extension)
+// instead of all being moved.
+//
+// So that Next extends these leases as it would have without the restart,
+// Seed also adds, for every seeded job that has no account of its own in l,
+// an account that ran and holds no shares yet: Next resets it like a new
+// account but extends its lease among the first, before a split gang
+// decides whether to move to a server with room for it whole. Co-located
+// pairs cannot be told from two jobs on the same servers, so a pair keeps
+// its GPUs as a job that ran in another account does (after the others,
+// if they are free). l is not modified; Next validates the assignments.
+func (l Ledger) Seed(current map[string][]allocation.Assignment) Ledger {
+	out := Ledger{Rounds: l.Rounds}
+	if l.Accounts != nil {
+		out.Accounts = make([]Account, len(l.Accounts))
+		for i, a := range l.Accounts {
+			a.Types = slices.Clone(a.Types)
+			out.Accounts[i] = a
+		}
+	}
+	for job, as := range l.Placement {
+		out.place(job, slices.Clone(as))
+	}
+	var seeded []string
+	for job, as := range current {
+		if _, ok := l.Placement[job]; !ok && len(as) > 0 {
+			out.place(job, sortedCopy(as))
+			seeded = append(seeded, job)
+		}
+	}
+	slices.Sort(seeded)
+	out.Accounts = append(out.Accounts, ranAccounts(out.Placement, seeded, l.Accounts)...)
+	slices.SortFunc(out.Accounts, func(x, y Account) int { return compareKeys(x.Job, x.Partner, y.Job, y.Partner) })
+	return out
+}
+
+// place records as for job, making the map on first use so that seeding
+// with nothing leaves a zero Ledger zero.
+func (l *Ledger) place(job string, as []allocation.Assignment) {
+	if l.Placement == nil {
+		l.Placement = make(map[string][]allocation.Assignment)
+	}
+	l.Placement[job] = as
+}
+
+// ranAccounts returns the accounts Seed adds: one that ran on its GPUs for
+// each seeded job that has no account of its own among have.
+func ranAccounts(place map[string][]allocation.Assignment, seeded []string, have []Account) []Account {
+	had := make(map[string]bool, len(have))
+	for _, a := range have {
+		if a.Partner == "" {
+			had[a.Job] = true
+		}
+	}
+	var out []Account
+	for _, job := range seeded {
+		if had[job] {
+			continue
+		}
+		gpus := 0
+		for _, x := range place[job] {
+			gpus += x.GPUs
+		}
+		out = append(out, Account{Job: job, GPUs: gpus, Ran: true})
+	}
+	return out
 }
 
 // Account is the record of one job, or of one co-located pair, since its
@@ -179,19 +256,28 @@ func (r Round) Allocation() allocation.Allocation {
 // runs on a type where its share is zero, and runs at most once per round:
 // alone or in one pair.
 //
-// The taken runs are then placed. First, leases are extended: every
+// The taken runs are then placed in whole workers: every server gets a
+// multiple of the account's worker size, the job's Grant.GPUsPerWorker, or
+// for a pair the least common multiple of both members' (a pair whose gang
+// is not a multiple of it never runs). First, leases are extended: every
 // account that ran on one server of the same type in the previous round
 // keeps its GPUs (while the cluster is unchanged this always succeeds,
 // since last round's placement fit); then every account that ran split over
 // several servers keeps its GPUs if they are free and no server of the type
 // has room for the whole gang (so that it consolidates when it can); then
 // every job that ran in another account, e.g. a pair member now alone,
-// keeps its GPUs if they are free, under the same rule. The others, largest
-// gang first (ties by ID), go to the server of their type with the fewest
-// free GPUs that holds them whole (ties by server ID), or, if none does,
-// over as few servers as possible as described on Options.Split. Only GPUs
-// are placed: Grant.CPUs and Grant.MemoryGB are not checked against
-// servers.
+// keeps its GPUs if they are free, under the same rule. The accounts Seed
+// adds count as having run; GPUs that do not hold whole workers are not
+// kept. The others, largest gang first (ties by larger worker, then ID), go
+// to the server of their type with the fewest free GPUs that holds them
+// whole (ties by server ID), or, if none does, over as few servers as
+// possible as described on Options.Split, each server taking what it has
+// room for in whole workers. With workers of several GPUs the free GPUs a
+// type counted may be too scattered to hold a gang: such a run is dropped,
+// and the candidates not running are then walked again in priority order,
+// each running if it can be placed on what is left (on its last GPUs if it
+// can keep them). Only GPUs are placed: Grant.CPUs and Grant.MemoryGB are
+// not checked against servers.
 //
 // Accounts of jobs absent from a, or whose shares are all zero, are dropped.
 // Next returns an error wrapping allocation.ErrInvalid or
@@ -269,10 +355,7 @@ func (m Mechanism) Next(l Ledger, c allocation.Cluster, a allocation.Allocation)
 	sv := newServers(c, types)
 	runs := make([]Run, len(es))
 	slices.SortFunc(chosen, func(x, y int32) int {
-		if c := cmp.Compare(es[y].acct.GPUs, es[x].acct.GPUs); c != 0 {
-			return c
-		}
-		return cmp.Compare(x, y)
+		return cmp.Or(cmp.Compare(es[y].acct.GPUs, es[x].acct.GPUs), cmp.Compare(es[y].w, es[x].w), cmp.Compare(x, y))
 	})
 	placed := make([]bool, len(es))
 	// Lease extensions: accounts that ran on one server, then accounts that
@@ -288,28 +371,34 @@ func (m Mechanism) Next(l Ledger, c allocation.Cluster, a allocation.Allocation)
 			if placed[ei] || len(prev) == 0 || e.acct.Ran != (pass < 2) || (pass == 0 && len(prev) > 1) {
 				continue
 			}
-			if len(prev) > 1 && sv.whole(int(e.k), e.acct.GPUs) {
-				continue
-			}
-			if as := sv.extend(prev, l.Placement, e); as != nil {
+			if as := sv.lease(prev, l.Placement, e); as != nil {
 				runs[ei] = Run{Assignments: as, Extended: true}
 				placed[ei] = true
 			}
 		}
 	}
+	dropped := false
 	for _, ei := range chosen {
 		if placed[ei] {
 			continue
 		}
 		e := &es[ei]
-		as := sv.place(int(e.k), e.acct.GPUs)
+		as := sv.place(int(e.k), e.acct.GPUs, e.w)
 		if as == nil {
-			// Unreachable: selection checked the type's free GPUs and
-			// a gang may be split over any servers of its type.
-			panic(fmt.Sprintf("placement: mechanism: %d GPUs of %s counted free but not found", e.acct.GPUs, types[e.k]))
+			// Selection counted the type's free GPUs, which hold any
+			// gang of one-GPU workers: only larger workers get here.
+			busy[e.a] = false
+			if e.b >= 0 {
+				busy[e.b] = false
+			}
+			dropped = true
+			continue
 		}
 		runs[ei] = Run{Assignments: as}
 		placed[ei] = true
+	}
+	if dropped {
+		backfill(es, cands, sv, l.Placement, busy, placed, runs)
 	}
 
 	// Round and ledger.
@@ -338,6 +427,39 @@ func (m Mechanism) Next(l Ledger, c allocation.Cluster, a allocation.Allocation)
 		next.Accounts[ei] = acct
 	}
 	return r, next, nil
+}
+
+// backfill walks the candidates again in priority order after a chosen run
+// could not be placed in whole workers, and runs each one whose members do
+// not run yet and whose gang fits on the GPUs left: on its last GPUs (last
+// maps each job to them) when it can keep them, else, if it did not run,
+// placed anew. A job that ran and lost its GPUs to a new run waits rather
+// than move: moving would cost a checkpoint and restart to fill a gap.
+func backfill(es []entry, cands []cand, sv *servers, last map[string][]allocation.Assignment, busy, placed []bool, runs []Run) {
+	// Free GPUs only shrink here: a gang shape that did not fit never will.
+	type shape struct{ k, gpus, w int }
+	failed := make(map[shape]bool)
+	for _, cd := range cands {
+		e := &es[cd.e]
+		if placed[cd.e] || busy[e.a] || (e.b >= 0 && busy[e.b]) || e.acct.GPUs <= 0 {
+			continue
+		}
+		e.k, e.t = cd.k, cd.t
+		prev := last[e.acct.Job]
+		as, extended := sv.lease(prev, last, e), true
+		if sh := (shape{int(cd.k), e.acct.GPUs, e.w}); as == nil && len(prev) == 0 && !failed[sh] {
+			as, extended = sv.place(sh.k, sh.gpus, sh.w), false
+			failed[sh] = as == nil
+		}
+		if as == nil {
+			continue
+		}
+		runs[cd.e], placed[cd.e] = Run{Assignments: as, Extended: extended}, true
+		busy[e.a] = true
+		if e.b >= 0 {
+			busy[e.b] = true
+		}
+	}
 }
 
 // Shorten returns l with the last round cut to actual: l must be the ledger
@@ -383,6 +505,7 @@ type entry struct {
 	acct Account // a fresh copy: Types does not alias the input ledger
 	a, b int32   // indices of the members in the sorted job IDs; b = -1 alone
 	k, t int32   // chosen type: index in the cluster's types and in acct.Types
+	w    int     // worker size: every server gets a multiple of it
 }
 
 // cand is an (entry, type) candidate. tie1 and tie2 break ties of
@@ -422,7 +545,7 @@ func compareKeys(j1, p1, j2, p2 string) int {
 func entries(a allocation.Allocation, ids []string, types []allocation.Accelerator, old []Account) []entry {
 	es := make([]entry, 0, len(ids))
 	tas := make([]TypeAccount, 0, len(ids)*len(types)) // one backing array for all the rows
-	add := func(job, partner string, ai, bi int, gpus int, shares map[allocation.Accelerator]float64) {
+	add := func(job, partner string, ai, bi int, gpus, w int, shares map[allocation.Accelerator]float64) {
 		start := len(tas)
 		for _, k := range types {
 			if x := shares[k]; x > 0 {
@@ -436,11 +559,12 @@ func entries(a allocation.Allocation, ids []string, types []allocation.Accelerat
 			acct: Account{Job: job, Partner: partner, GPUs: gpus},
 			a:    int32(ai), b: int32(bi),
 			k: int32(start), t: int32(len(tas)), // temporarily the row's bounds
+			w: w,
 		})
 	}
 	for ai, id := range ids {
 		g := a[id]
-		add(id, "", ai, -1, g.GPUs, g.Shares)
+		add(id, "", ai, -1, g.GPUs, worker(g), g.Shares)
 		if len(g.Pairs) == 0 {
 			continue
 		}
@@ -453,7 +577,7 @@ func entries(a allocation.Allocation, ids []string, types []allocation.Accelerat
 		slices.Sort(partners)
 		for _, p := range partners {
 			bi, _ := slices.BinarySearch(ids, p)
-			add(id, p, ai, bi, max(g.GPUs, a[p].GPUs), g.Pairs[p])
+			add(id, p, ai, bi, max(g.GPUs, a[p].GPUs), lcm(worker(g), worker(a[p])), g.Pairs[p])
 		}
 	}
 	oi := 0
@@ -487,6 +611,19 @@ func entries(a allocation.Allocation, ids []string, types []allocation.Accelerat
 		}
 	}
 	return es
+}
+
+// worker returns the grant's worker size, at least 1.
+func worker(g allocation.Grant) int { return max(g.GPUsPerWorker, 1) }
+
+// lcm returns the least common multiple of two positive numbers: the
+// worker size of a pair, whose GPUs must hold whole workers of both jobs.
+func lcm(x, y int) int {
+	a, b := x, y
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return x / a * y
 }
 
 // sameRow reports whether the account o was kept for the same gang size and
@@ -602,7 +739,7 @@ func newServers(c allocation.Cluster, types []allocation.Accelerator) *servers {
 // extend takes and returns the GPUs prev the entry had in the previous round
 // (last maps each job to its GPUs then), or
 // returns nil if it had none, they were of another type or another count,
-// or they are no longer all free.
+// do not hold whole workers, or are no longer all free.
 func (sv *servers) extend(prev []allocation.Assignment, last map[string][]allocation.Assignment, e *entry) []allocation.Assignment {
 	if len(prev) == 0 {
 		return nil
@@ -612,6 +749,9 @@ func (sv *servers) extend(prev []allocation.Assignment, last map[string][]alloca
 	}
 	sum := 0
 	for _, x := range prev {
+		if x.GPUs%e.w != 0 {
+			return nil
+		}
 		sum += x.GPUs
 	}
 	if sum != e.acct.GPUs {
@@ -630,25 +770,44 @@ func (sv *servers) extend(prev []allocation.Assignment, last map[string][]alloca
 	return slices.Clone(prev)
 }
 
-// whole reports whether some server of type k has g GPUs free.
-func (sv *servers) whole(k, g int) bool {
+// lease extends the entry's lease on prev, its GPUs in the last round, as
+// extend does, unless prev is split over several servers and one server of
+// the entry's type now has room for the whole gang: the gang then gives up
+// its lease to consolidate.
+func (sv *servers) lease(prev []allocation.Assignment, last map[string][]allocation.Assignment, e *entry) []allocation.Assignment {
+	if len(prev) > 1 && sv.whole(int(e.k), e.acct.GPUs, e.w) {
+		return nil
+	}
+	return sv.extend(prev, last, e)
+}
+
+// whole reports whether some server of type k has room for g GPUs in
+// workers of w: a split gang gives up its lease to move there.
+func (sv *servers) whole(k, g, w int) bool {
 	for _, i := range sv.byType[k] {
-		if sv.free[i] >= g {
+		if sv.room(i, w) >= g {
 			return true
 		}
 	}
 	return false
 }
 
-// place takes g GPUs of type k: on the server that holds them whole with the
-// fewest GPUs left (ties by ID), or else over as few servers as possible,
-// the fullest first and the remainder on the tightest fit. It returns the
-// assignments sorted by server ID, or nil if the type has fewer than g free
-// GPUs.
-func (sv *servers) place(k, g int) []allocation.Assignment {
+// room returns the GPUs in workers of w that server i can take.
+func (sv *servers) room(i int32, w int) int { return sv.free[i] / w * w }
+
+// place takes g GPUs of type k in workers of w: on the server that holds
+// them whole with the fewest GPUs left (ties by ID), or else over as few
+// servers as possible, those with the most room in whole workers first and
+// the remainder on the tightest fit. It returns the assignments sorted by
+// server ID, or nil if the type has no room for g GPUs in whole workers.
+func (sv *servers) place(k, g, w int) []allocation.Assignment {
+	if g%w != 0 {
+		return nil
+	}
 	list := sv.byType[k]
 	best := int32(-1)
 	for _, i := range list {
+		// g is whole workers: a server with g free has room for them.
 		if f := sv.free[i]; f >= g && (best < 0 || f < sv.free[best]) {
 			best = i
 			if f == g {
@@ -662,41 +821,38 @@ func (sv *servers) place(k, g int) []allocation.Assignment {
 	}
 	cs := sv.buf[:0]
 	for _, i := range list {
-		if sv.free[i] > 0 {
+		if sv.room(i, w) > 0 {
 			cs = append(cs, i)
 		}
 	}
 	sv.buf = cs
 	slices.SortFunc(cs, func(x, y int32) int {
-		if c := cmp.Compare(sv.free[y], sv.free[x]); c != 0 {
-			return c
-		}
-		return cmp.Compare(x, y)
+		return cmp.Or(cmp.Compare(sv.room(y, w), sv.room(x, w)), cmp.Compare(x, y))
 	})
 	n, sum := 0, 0
 	for n < len(cs) && sum < g {
-		sum += sv.free[cs[n]]
+		sum += sv.room(cs[n], w)
 		n++
 	}
 	if sum < g {
 		return nil
 	}
-	whole := sum - sv.free[cs[n-1]]
-	rest := g - whole
+	rest := g - (sum - sv.room(cs[n-1], w)) // a multiple of w
 	last := -1
 	for j := n - 1; j < len(cs); j++ {
-		f := sv.free[cs[j]]
-		if f < rest {
+		if sv.room(cs[j], w) < rest {
 			continue
 		}
+		f := sv.free[cs[j]]
 		if last < 0 || f < sv.free[cs[last]] || (f == sv.free[cs[last]] && cs[j] < cs[last]) {
 			last = j
 		}
 	}
 	as := make([]allocation.Assignment, 0, n)
 	for _, i := range cs[:n-1] {
-		as = append(as, allocation.Assignment{Server: sv.ids[i], GPUs: sv.free[i]})
-		sv.free[i] = 0
+		r := sv.room(i, w)
+		as = append(as, allocation.Assignment{Server: sv.ids[i], GPUs: r})
+		sv.free[i] -= r
 	}
 	i := cs[last]
 	as = append(as, allocation.Assignment{Server: sv.ids[i], GPUs: rest})

@@ -27,13 +27,22 @@ type Item struct {
 	// Accelerator restricts the item to servers of that type; empty means
 	// any type. A type the cluster lacks leaves the item unplaced.
 	Accelerator allocation.Accelerator `json:"accelerator,omitempty"`
+	// Worker is the size of one of the item's workers: its GPUs come in
+	// Demand.GPUs/Worker workers, each on one server, so a split puts a
+	// multiple of Worker on every server. Demand.GPUs must be a multiple of
+	// it. Zero means 1.
+	Worker int `json:"worker,omitempty"`
 }
+
+// worker returns the item's worker size, at least 1.
+func (it Item) worker() int { return max(it.Worker, 1) }
 
 // Options tune the packing functions. The zero value never splits an item.
 type Options struct {
 	// Split lets an item that fits on no single server be spread over
-	// several servers of one accelerator type (a gang), using as few servers
-	// as possible. Zero (false) keeps every item on one server.
+	// several servers of one accelerator type (a gang), in whole workers
+	// (Item.Worker), using as few servers as possible. Zero (false) keeps
+	// every item on one server.
 	Split bool
 }
 
@@ -280,6 +289,12 @@ func validateItems(items []Item) error {
 		if err := it.Demand.validate(fmt.Sprintf("item %q", it.ID)); err != nil {
 			return err
 		}
+		switch {
+		case it.Worker < 0:
+			return fmt.Errorf("%w placement: item %q: worker: %d is negative", allocation.ErrInvalid, it.ID, it.Worker)
+		case it.Demand.GPUs%it.worker() != 0:
+			return fmt.Errorf("%w placement: item %q: gpus: %d is not a multiple of worker %d", allocation.ErrInvalid, it.ID, it.Demand.GPUs, it.Worker)
+		}
 	}
 	return nil
 }
@@ -290,7 +305,8 @@ func validateItems(items []Item) error {
 // single server is split as described on Options.Split, or reported
 // unplaced. free is not modified. It returns an error wrapping
 // allocation.ErrInvalid, naming the item and field, for an empty or
-// duplicate ID or a negative or non-finite demand.
+// duplicate ID, a negative or non-finite demand, a negative Worker or GPUs
+// that are not a multiple of it.
 func FirstFitDecreasing(free Free, items []Item, opt Options) (Packing, error) {
 	return pack(free, items, opt, func(f *Free, it Item) int {
 		d := it.Demand
@@ -383,9 +399,9 @@ func part(d Demand, g int) Demand {
 	return Demand{GPUs: g, CPUs: scale(d.CPUs), MemoryGB: scale(d.MemoryGB)}
 }
 
-// room returns the most GPUs of d that fit on s, with their proportional CPU
-// and memory, at most d.GPUs.
-func room(s space, d Demand) int {
+// room returns the most GPUs of d in whole workers of w that fit on s, with
+// their proportional CPU and memory, at most d.GPUs (a multiple of w).
+func room(s space, d Demand, w int) int {
 	g := min(s.gpus, d.GPUs)
 	limit := func(left, need float64) {
 		if x := left / need * float64(d.GPUs); need > 0 && x < float64(g) {
@@ -394,21 +410,25 @@ func room(s space, d Demand) int {
 	}
 	limit(s.cpus, d.CPUs)
 	limit(s.mem, d.MemoryGB)
+	// CPU and memory scale with the GPUs, so whatever fits, less does too:
+	// step down from the bound in whole workers.
+	g -= g % w
 	for g > 0 && !s.fits(part(d, g)) {
-		g--
+		g -= w
 	}
 	return max(g, 0)
 }
 
-// split spreads it over as few servers of one accelerator type as possible,
-// mutating f, and returns the assignments sorted by server ID, or nil if it
-// does not fit (f is then unchanged). The type needing the fewest servers
-// wins, ties by type name. Within it, the servers with the most room for the
-// item are filled whole (ties by ID) and the remainder goes to the tightest
-// fit among the rest, as for BestFit.
+// split spreads it in whole workers over as few servers of one accelerator
+// type as possible, mutating f, and returns the assignments sorted by server
+// ID, or nil if it does not fit (f is then unchanged). The type needing the
+// fewest servers wins, ties by type name. Within it, the servers with the
+// most room for the item are filled whole (ties by ID) and the remainder
+// goes to the tightest fit among the rest, as for BestFit. Every room is a
+// multiple of the worker size, and so is the remainder.
 func (f *Free) split(it Item) []allocation.Assignment {
-	d := it.Demand
-	if d.GPUs < 2 {
+	d, w := it.Demand, it.worker()
+	if d.GPUs < 2*w { // one worker cannot be split
 		return nil
 	}
 	type cand struct {
@@ -428,7 +448,7 @@ func (f *Free) split(it Item) []allocation.Assignment {
 		var cs []cand
 		for i, s := range f.servers {
 			if s.acc == acc {
-				if r := room(s, d); r > 0 {
+				if r := room(s, d, w); r > 0 {
 					cs = append(cs, cand{i, r})
 				}
 			}

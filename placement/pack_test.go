@@ -308,6 +308,10 @@ func TestPackInvalid(t *testing.T) {
 			[]string{`"bad"`, "memory_gb", "+Inf"}},
 		{"NaN memory", []placement.Item{{ID: "bad", Demand: placement.Demand{MemoryGB: math.NaN()}}},
 			[]string{`"bad"`, "memory_gb", "NaN"}},
+		{"negative worker", []placement.Item{{ID: "bad", Demand: placement.Demand{GPUs: 4}, Worker: -4}},
+			[]string{`"bad"`, "worker", "-4"}},
+		{"gpus not whole workers", []placement.Item{ok, {ID: "bad", Demand: placement.Demand{GPUs: 6}, Worker: 4}},
+			[]string{`"bad"`, "gpus", "6", "worker 4"}},
 	}
 	for _, tt := range tests {
 		for _, p := range packers {
@@ -443,6 +447,8 @@ func checkPacking(t *testing.T, ss []allocation.Server, taken []take, items []pl
 				t.Errorf("item %q: split over types %s and %s", it.ID, acc, s.Accelerator)
 			case len(as) > 1 && a.GPUs <= 0:
 				t.Errorf("item %q: split part with %d GPUs", it.ID, a.GPUs)
+			case a.GPUs%max(it.Worker, 1) != 0:
+				t.Errorf("item %q: %d GPUs on %q split a worker of %d", it.ID, a.GPUs, a.Server, it.Worker)
 			}
 			acc = s.Accelerator
 			sum += a.GPUs

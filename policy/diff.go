@@ -3,6 +3,7 @@ package policy
 import (
 	"cmp"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/dlsched/dlsched/allocation"
@@ -47,7 +48,8 @@ type Change struct {
 // Kind (Stop, Migrate, Resize, Start, Keep) and then by job ID. A job keeps
 // its placement when it holds the same number of GPUs on every server,
 // whatever the order of the assignments. Entries of zero or fewer GPUs are
-// ignored, and several entries for one server are added up.
+// ignored, and several entries for one server are added up (saturating at
+// math.MaxInt).
 func Diff(prev, next map[string][]allocation.Assignment) []Change {
 	ids := make(map[string]bool, len(prev)+len(next))
 	for id, as := range prev {
@@ -102,10 +104,16 @@ func gpus(as []allocation.Assignment) int {
 	n := 0
 	for _, a := range as {
 		if a.GPUs > 0 {
-			n += a.GPUs
+			n = saturated(n, a.GPUs)
 		}
 	}
 	return n
+}
+
+// saturated returns a+b for non-negative a and b, at most math.MaxInt:
+// counts from outside never wrap around.
+func saturated(a, b int) int {
+	return min(math.MaxInt-b, a) + b
 }
 
 // normalize merges a placement to one entry per server, sorted by server,
@@ -114,7 +122,7 @@ func normalize(as []allocation.Assignment) []allocation.Assignment {
 	per := make(map[string]int, len(as))
 	for _, a := range as {
 		if a.GPUs > 0 {
-			per[a.Server] += a.GPUs
+			per[a.Server] = saturated(per[a.Server], a.GPUs)
 		}
 	}
 	if len(per) == 0 {

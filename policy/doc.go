@@ -10,12 +10,40 @@
 // by name, which is how the dlsched command and configuration files find
 // them.
 //
+// Policies that keep memory across rounds (queues, accounts, leases, plans,
+// a search's population) implement Stateful: their state is a JSON value
+// that a scheduler saves after a decision and restores into a fresh policy
+// of the same configuration after a restart, which then decides exactly as
+// the policy that never stopped. Importing policy/all registers every policy.
+//
 // Runner runs a policy in the background for a scheduler's hot paths: it
 // recomputes the decision when triggered or woken, rate-limited, and
-// publishes it for lock-free reads. It is plumbing, not a policy, and uses
-// the wall clock.
+// publishes it for lock-free reads; with a StateStore it restores a Stateful
+// policy's state when it starts and saves it after each decision. It is
+// plumbing, not a policy, and uses the wall clock.
 //
-// Every policy validates its snapshot with Validate before it computes
-// anything: bad input yields an error wrapping ErrInvalidSnapshot that names
-// the job and the field, never a panic.
+// # Binding a decision
+//
+// There is one binding path for every policy. A job's GPUs come in workers
+// of Job.GPUsPerWorker GPUs, and a worker never spans servers. Every
+// registered policy's Decision carries Placement, the concrete GPUs of each
+// job that runs in the next round, in whole workers; the policies that
+// decide time shares (Gavel's programs, Themis' leases, Synergy's optimum)
+// get it from the round mechanism they are composed with, Rounds. Changes
+// (or Diff) turns the decision into what a binder does, job by job: Stop
+// (checkpoint, then evict), Migrate, Resize, Start, Keep. Placement starts
+// from where jobs run now (Job.Placement): a running job keeps its exact
+// servers unless the policy deliberately moves it, which then shows up as a
+// Migrate change.
+//
+// # Bad input
+//
+// Every policy screens its snapshot with Screen before it computes
+// anything. A snapshot malformed as a whole (an invalid cluster, a duplicate
+// job ID) fails the round with an error wrapping ErrInvalidSnapshot. A job
+// that is invalid, can never fit on the cluster or lacks a fact the policy
+// needs is left out, with its reason naming the field, in
+// Decision.Unscheduled, and the other jobs are scheduled. Strict restores
+// the all-or-nothing behaviour, and Validate is the strict check alone.
+// Nothing a caller passes makes a policy panic.
 package policy

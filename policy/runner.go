@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -42,6 +44,13 @@ const maxRetryInterval = time.Minute
 // consecutive failure up to one minute (or MinInterval, if longer); a
 // Trigger retries sooner, subject to MinInterval.
 //
+// A policy's memory across rounds survives a restart of the scheduler when
+// State is set and Policy is Stateful: Run restores the state saved last
+// before its first recomputation, and saves the policy's state after each
+// decision it publishes, so that a scheduler started again after a crash,
+// or a new leader, goes on from the last decision saved rather than from
+// scratch.
+//
 // Published decisions are shared by every reader: they are immutable, and
 // neither the Runner's users nor the policy may modify a decision once
 // Allocate has returned it.
@@ -66,19 +75,45 @@ type Runner struct {
 	// DefaultMinInterval (1 s); a negative value means no limit.
 	MinInterval time.Duration
 	// OnError, if not nil, receives each error of Snapshot or Allocate (or a
-	// nil snapshot or decision), called from Run's goroutine. Errors caused
-	// by the end of Run's ctx are not reported: Run returns ctx.Err().
+	// nil snapshot or decision) and of saving the policy's state, called
+	// from Run's goroutine. Errors caused by the end of Run's ctx are not
+	// reported: Run returns ctx.Err().
 	OnError func(error)
 	// OnDecision, if not nil, is called from Run's goroutine with each new
 	// decision right after it is published. It delays the next
 	// recomputation, so it should return quickly, and must not modify the
 	// decision.
 	OnDecision func(*Decision)
+	// State, if not nil, persists the state of a Policy that implements
+	// Stateful; nil means no persistence, and so does a Policy that keeps
+	// no state. Each Run calls State.Load once, before its first
+	// recomputation, and restores what it returns into the policy
+	// (Stateful.RestoreState); an empty state, nothing saved yet, leaves
+	// the policy as it is. If Load or the restore fails, Run returns the
+	// error at once: a scheduler never silently starts from scratch. After
+	// each decision is published (and OnDecision has returned), Run saves
+	// the policy's state (Stateful.SaveState, then State.Save); an error
+	// there goes to OnError, the decision stays published, and the next
+	// decision saves again. Load and Save are called from Run's goroutine
+	// with Run's ctx.
+	State StateStore
 
 	once    sync.Once
 	trigger chan struct{} // capacity 1: a pending request
 	running atomic.Bool
 	latest  atomic.Pointer[Decision]
+}
+
+// StateStore keeps a Stateful policy's state for a Runner across restarts
+// of the scheduler: in a file, a Kubernetes ConfigMap, a database row. The
+// state is opaque JSON; a store keeps the last one saved.
+type StateStore interface {
+	// Load returns the state saved last, or an empty one (nil) if none
+	// has been saved yet.
+	Load(ctx context.Context) (json.RawMessage, error)
+	// Save replaces the saved state with state. The Runner does not use
+	// state after Save returns.
+	Save(ctx context.Context, state json.RawMessage) error
 }
 
 func (r *Runner) init() {
@@ -118,10 +153,14 @@ func (r *Runner) Share(job string, acc allocation.Accelerator) float64 {
 
 // Run recomputes and publishes decisions until ctx is done, then returns
 // ctx.Err(); see Runner for when it recomputes. The first recomputation
-// starts at once. Run returns an error wrapping ErrInvalidConfig if Policy or
-// Snapshot is nil, and an error if another Run of the same Runner is still
-// running; a Runner may be run again after Run returns, and keeps its latest
-// decision published in between.
+// starts at once, after the policy's state is restored when State is set.
+// Run returns an error wrapping ErrInvalidConfig if Policy or Snapshot is
+// nil, an error if another Run of the same Runner is still running, and the
+// error of State.Load or of the restore (which wraps ErrInvalidConfig for a
+// state the policy cannot use) before it decides anything. A Runner may be
+// run again after Run returns, and keeps its latest decision published in
+// between; the new Run loads the state again, which may have been saved
+// meanwhile by another scheduler (a new leader).
 func (r *Runner) Run(ctx context.Context) error {
 	if r.Policy == nil || r.Snapshot == nil {
 		return fmt.Errorf("%w: policy.Runner needs a Policy and a Snapshot function", ErrInvalidConfig)
@@ -131,6 +170,12 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	defer r.running.Store(false)
 	r.init()
+	if err := r.restore(ctx); err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return err
+	}
 
 	minInterval := r.MinInterval
 	switch {
@@ -229,10 +274,57 @@ func (r *Runner) recompute(ctx context.Context) (time.Time, error) {
 	if r.OnDecision != nil {
 		r.OnDecision(d)
 	}
+	if err := r.save(ctx); err != nil && ctx.Err() == nil && r.OnError != nil {
+		r.OnError(err)
+	}
 	if d.Wake == 0 {
 		return time.Time{}, nil
 	}
 	return taken.Add(max(d.Wake-s.Now, 0)), nil
+}
+
+// stateful returns the policy as a Stateful when its state is persisted.
+func (r *Runner) stateful() (Stateful, bool) {
+	if r.State == nil {
+		return nil, false
+	}
+	sp, ok := r.Policy.(Stateful)
+	return sp, ok
+}
+
+// restore loads the saved state and restores it into the policy.
+func (r *Runner) restore(ctx context.Context) error {
+	sp, ok := r.stateful()
+	if !ok {
+		return nil
+	}
+	b, err := r.State.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("policy runner: load state: %w", err)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil // nothing saved yet
+	}
+	if err := sp.RestoreState(b); err != nil {
+		return fmt.Errorf("policy runner: restore state of %s: %w", sp.Name(), err)
+	}
+	return nil
+}
+
+// save saves the policy's state.
+func (r *Runner) save(ctx context.Context) error {
+	sp, ok := r.stateful()
+	if !ok {
+		return nil
+	}
+	b, err := sp.SaveState()
+	if err != nil {
+		return fmt.Errorf("policy runner: save state of %s: %w", sp.Name(), err)
+	}
+	if err := r.State.Save(ctx, b); err != nil {
+		return fmt.Errorf("policy runner: save state: %w", err)
+	}
+	return nil
 }
 
 // retryDelay is the wait before the retry that follows the given number of

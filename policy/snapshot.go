@@ -20,7 +20,9 @@ type Snapshot struct {
 
 // Job holds what a scheduler knows about one job. The common facts come
 // first; the per-system facts after them are optional and only read by the
-// policies that need them, which report a missing one as an error.
+// policies that need them, each of which documents what it does for a job
+// that lacks one: a fallback, or leaving the job out of the round
+// (Decision.Unscheduled). A missing fact never fails the round.
 type Job struct {
 	ID string `json:"id"`
 	// Tenant is the user or team the job belongs to; empty means none.

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -78,6 +79,16 @@ func Screen(s *Snapshot) (*Snapshot, map[string]string, error) {
 		kept.Jobs = append(kept.Jobs, j)
 	}
 	return kept, out, nil
+}
+
+// Reason returns the part of a job's error that a decision reports in
+// Unscheduled: the field and what is wrong with it ("gpus: wants 8 GPUs
+// ..."), without the snapshot and job prefix of errors such as Runnable's.
+func Reason(err error) string {
+	if fe, ok := errors.AsType[*fieldError](err); ok {
+		return fe.Error()
+	}
+	return err.Error()
 }
 
 // Leave records in d that job id is left out of the round, and why. A

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what dlsched's cgo build needs: the COIN-OR CLP library and
-# pkg-config (Debian/Ubuntu). Does nothing when they are already present.
+# Installs what dlsched's CLP build (go build -tags clp, with cgo) needs: the
+# COIN-OR CLP library and pkg-config (Debian/Ubuntu). Does nothing when they
+# are already present. The default build, without the tag, needs neither.
 set -euo pipefail
 
 if pkg-config --exists clp 2>/dev/null; then
@@ -8,7 +9,7 @@ if pkg-config --exists clp 2>/dev/null; then
 fi
 if ! command -v apt-get >/dev/null; then
   echo "setup: CLP is missing and apt-get is not available; install coinor-libclp-dev by hand," >&2
-  echo "setup: or build without cgo: CGO_ENABLED=0 (pure-Go LP engine, small problems only)" >&2
+  echo "setup: or build without -tags clp (the pure-Go LP engine, for small problems only)" >&2
   exit 1
 fi
 sudo=""

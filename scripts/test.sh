@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The test suite: formatting, vet, the tests with both LP engines compiled in
-# (where random instances are compared across engines), the same under the
-# race detector (with fewer random instances), and the pure-Go build
-# (CGO_ENABLED=0) on the gonum engine alone.
+# The test suite: formatting, tidy modules, vet of both builds, the tests with both LP
+# engines compiled in (-tags clp, where random instances are compared across
+# engines), the same under the race detector (with fewer random instances),
+# and the default pure-Go build, without cgo, on the gonum engine alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -13,16 +13,16 @@ if [ -n "$unformatted" ]; then
   echo "$unformatted" >&2
   exit 1
 fi
-go vet ./...
+go mod tidy -diff
+go vet -tags clp ./...
 CGO_ENABLED=0 go vet ./...
-go vet -tags noclp ./...
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-echo "== go test ./... (CLP and pure-Go engines)"
-go test ./... | tee -a "$log"
-echo "== go test -race ./... (CLP and pure-Go engines)"
-go test -race ./... | tee -a "$log"
+echo "== go test -tags clp ./... (CLP and pure-Go engines)"
+go test -tags clp ./... | tee -a "$log"
+echo "== go test -race -tags clp ./... (CLP and pure-Go engines)"
+go test -race -tags clp ./... | tee -a "$log"
 echo "== CGO_ENABLED=0 go test ./... (pure-Go engine)"
 CGO_ENABLED=0 go test ./... | tee -a "$log"
 echo "packages: $(grep -c '^ok' "$log") passed, $(grep -c '^FAIL' "$log") failed"

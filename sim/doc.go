@@ -10,7 +10,11 @@
 // Jobs are admitted at the first round boundary at or after their arrival,
 // but their completion time counts from the arrival itself. The policy is
 // asked again at a boundary after jobs arrived or finished (at most every
-// Simulation.Recompute) and at its Decision.Wake. Each round the mechanism
+// Simulation.Recompute) and at its Decision.Wake. Every registered policy
+// places its own decisions; a share policy composed with the round mechanism
+// (policy.Rounds) runs with the simulation's Round and Recompute, and a
+// policy of the caller's that returns shares without a placement is placed
+// by the same mechanism in the engine. Each round, then, the decision
 // picks which jobs run where; a job that runs makes progress at its
 // throughput on the type it runs on (its co-located throughput when it runs
 // in a pair), less Simulation.Restart when it did not run in the previous

@@ -19,6 +19,12 @@ import (
 // 360 s.
 const DefaultRound = placement.DefaultRound
 
+// maxIdleRounds bounds how long a simulation waits while nothing runs and
+// nothing arrives, for a policy that keeps asking to be woken (as every
+// policy composed with the round mechanism does) without ever running the
+// jobs that wait.
+const maxIdleRounds = 1000
+
 // ErrStalled reports a simulation in which jobs wait but none can ever run.
 var ErrStalled = errors.New("sim: stalled: jobs are waiting but none can run")
 
@@ -108,7 +114,12 @@ type work struct {
 // every job finishes. Jobs are admitted at the first round boundary at or
 // after their arrival; a job that completes its steps mid-round finishes at
 // that exact time. A decision with a Placement is carried out as it is for
-// the round; otherwise Gavel's round mechanism places its time shares. Run checks every round that no GPU is given twice and no
+// the round; otherwise Gavel's round mechanism places its time shares. A
+// job the policy leaves out (Decision.Unscheduled) is dropped, unfinished,
+// with the reason in its record. Run fails with ErrStalled when jobs wait,
+// nothing arrives and nothing runs, at once if the policy asks to be woken
+// no more, or after maxIdleRounds (1000) such rounds if it keeps asking.
+// Run checks every round that no GPU is given twice and no
 // job runs where its throughput is zero, that a placing decision grants no
 // server more CPU cores or memory than it has (errors wrap
 // allocation.ErrOverCapacity), and honours ctx between rounds.
@@ -122,6 +133,14 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 	}
 	if err := s.Cluster.Validate(); err != nil {
 		return nil, err
+	}
+	pol := s.Policy
+	if r, ok := pol.(*policy.Rounds); ok {
+		// The simulation's rounds are the mechanism's: a copy, so that
+		// the caller's policy keeps its own settings.
+		c := *r
+		c.Mechanism.Round, c.Recompute = round, s.Recompute
+		pol = &c
 	}
 	pending := make([]*state, len(jobs))
 	for i, j := range jobs {
@@ -164,7 +183,8 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 		changed   bool
 		ledger    placement.Ledger
 		mech      = placement.Mechanism{Round: round}
-		finished  int
+		finished  int // jobs done: finished or left out
+		idle      int // rounds in a row in which nothing ran and nothing changed
 		totalGPUs = s.Cluster.TotalGPUs()
 	)
 	for len(pending) > 0 || len(active) > 0 {
@@ -191,11 +211,19 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 			for i, st := range active {
 				snap.Jobs[i] = st.job
 			}
-			d, err := s.Policy.Allocate(ctx, snap)
+			d, err := pol.Allocate(ctx, snap)
 			if err != nil {
-				return nil, fmt.Errorf("sim: %s at %v: %w", s.Policy.Name(), now, err)
+				return nil, fmt.Errorf("sim: %s at %v: %w", pol.Name(), now, err)
 			}
 			decision, lastCall, changed = d, now, false
+			if len(d.Unscheduled) > 0 {
+				left := len(active)
+				active = leaveOut(active, d.Unscheduled)
+				finished += left - len(active)
+				if len(active) == 0 {
+					continue
+				}
+			}
 		}
 
 		// Only jobs still active take part; a throttled policy's decision
@@ -235,7 +263,9 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 		if err := checkRound(s.Cluster, next); err != nil {
 			return nil, fmt.Errorf("sim: round at %v: %w", now, err)
 		}
-		if decision.Placement != nil {
+		if _, mech := pol.(*policy.Rounds); decision.Placement != nil && !mech {
+			// The round mechanism places GPUs only; a policy that places
+			// itself answers for CPU cores and memory too.
 			if err := checkResources(s.Cluster, next, alloc); err != nil {
 				return nil, fmt.Errorf("sim: round at %v: %w", now, err)
 			}
@@ -336,7 +366,11 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 		res.Rounds = append(res.Rounds, RoundRecord{
 			Start: now, Length: length, Active: len(active), Running: len(ran), BusyGPUs: busy, GPUs: totalGPUs,
 		})
-		if len(ran) == 0 && len(pending) == 0 && !changed && (decision.Wake == 0 || decision.Wake <= now) {
+		idle++
+		if len(ran) > 0 || len(pending) > 0 || changed {
+			idle = 0
+		}
+		if idle > 0 && (decision.Wake == 0 || decision.Wake <= now || idle > maxIdleRounds) {
 			return nil, fmt.Errorf("%w (%d jobs at %v)", ErrStalled, len(active), now)
 		}
 		now = end
@@ -359,6 +393,20 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 		res.Jobs = append(res.Jobs, st.rec)
 	}
 	return &res, nil
+}
+
+// leaveOut drops from active the jobs a policy left out of the round: they
+// never run again here, and their records say why.
+func leaveOut(active []*state, out map[string]string) []*state {
+	kept := active[:0]
+	for _, st := range active {
+		if why, ok := out[st.job.ID]; ok {
+			st.rec.Unscheduled = why
+			continue
+		}
+		kept = append(kept, st)
+	}
+	return kept
 }
 
 // placed turns a decision's placement into the round's runs, for the active

@@ -147,7 +147,7 @@ func TestSpeedHook(t *testing.T) {
 // recomputation, and reports simulated rounds per second.
 func BenchmarkSimulation(b *testing.B) {
 	if !slices.Contains(allocation.Solvers(), allocation.CLP) {
-		b.Skip("needs CLP")
+		b.Skip("needs CLP (-tags clp)")
 	}
 	jobs, err := Generator{Seed: 0, Jobs: 1000, Rate: 5.6}.Generate()
 	if err != nil {

@@ -25,7 +25,7 @@ func queue(less func(a, b policy.Job) int, wake func(time.Duration) time.Duratio
 		slices.SortStableFunc(jobs, less)
 		g := placement.NewGangs(s.Cluster)
 		for _, j := range jobs {
-			if as, typ, ok := g.Place(j.GPUs, func(allocation.Accelerator) bool { return true }); ok {
+			if as, typ, ok := g.Place(j.GPUs, j.Worker(), func(allocation.Accelerator) bool { return true }); ok {
 				d.Allocation[j.ID] = allocation.Grant{GPUs: j.GPUs, Shares: map[allocation.Accelerator]float64{typ: 1}}
 				d.Placement[j.ID] = as
 			}

@@ -65,6 +65,8 @@ type JobMetrics struct {
 	ID       string `json:"id"`
 	Finished bool   `json:"finished"`
 	Ran      bool   `json:"ran"`
+	// Unscheduled is true for a job the policy left out.
+	Unscheduled bool `json:"unscheduled,omitempty"`
 	// JCT is Finish − Arrival.
 	JCT float64 `json:"jct_s"`
 	// TimeToFirstRun is FirstRun − Arrival.
@@ -88,11 +90,13 @@ type Summary struct {
 	TraceJobs int `json:"trace_jobs"`
 	GPUs      int `json:"gpus"`
 	// Jobs is the number of jobs measured (in the window), Finished and
-	// Unfinished split it, and NeverRan counts those that never ran.
-	Jobs       int `json:"jobs"`
-	Finished   int `json:"finished"`
-	Unfinished int `json:"unfinished"`
-	NeverRan   int `json:"never_ran"`
+	// Unfinished split it, NeverRan counts those that never ran and
+	// Unscheduled those the policy left out (which are also unfinished).
+	Jobs        int `json:"jobs"`
+	Finished    int `json:"finished"`
+	Unfinished  int `json:"unfinished"`
+	NeverRan    int `json:"never_ran"`
+	Unscheduled int `json:"unscheduled"`
 
 	// AvgJCT is the arithmetic mean JCT of the finished jobs of the
 	// window. MedianJCT is the middle value (the mean of the two middle
@@ -161,7 +165,7 @@ func PerJob(jobs []JobRecord, o Options) ([]JobMetrics, error) {
 	out := make([]JobMetrics, len(idx))
 	for k, i := range idx {
 		r := &jobs[i]
-		m := JobMetrics{ID: r.ID, Finished: r.Finished, Ran: r.Ran}
+		m := JobMetrics{ID: r.ID, Finished: r.Finished, Ran: r.Ran, Unscheduled: r.Unscheduled != ""}
 		if r.Ran {
 			m.TimeToFirstRun = (r.FirstRun - r.Arrival).Seconds()
 		}
@@ -210,6 +214,9 @@ func Summarize(jobs []JobRecord, rounds []RoundRecord, o Options) (Summary, erro
 			ttfr += m.TimeToFirstRun
 		} else {
 			s.NeverRan++
+		}
+		if m.Unscheduled {
+			s.Unscheduled++
 		}
 		if !m.Finished {
 			s.Unfinished++

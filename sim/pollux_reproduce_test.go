@@ -64,7 +64,7 @@ func TestPolluxReproduction(t *testing.T) {
 	if !slices.Contains(allocation.Solvers(), allocation.CLP) {
 		// Pollux solves no LP: the pure-Go pass of the test command would
 		// only repeat this run.
-		t.Skip("runs once, in the cgo build")
+		t.Skip("runs once, in the CLP build (-tags clp)")
 	}
 	dir := filepath.Join(polluxDataDir, "workloads")
 	if _, err := os.Stat(dir); err != nil {

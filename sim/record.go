@@ -30,6 +30,10 @@ type JobRecord struct {
 	// finished; Migrations the times it kept running on other GPUs.
 	Preemptions int `json:"preemptions,omitempty"`
 	Migrations  int `json:"migrations,omitempty"`
+	// Unscheduled is why the policy left the job out (an invalid job, one
+	// that can never fit, one that lacks a fact the policy needs); such a
+	// job is dropped from the simulation unfinished. Empty for the others.
+	Unscheduled string `json:"unscheduled,omitempty"`
 }
 
 // JCT returns the job completion time, Finish − Arrival.

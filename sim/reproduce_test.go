@@ -43,7 +43,7 @@ func simulate(t *testing.T, name string, c allocation.Cluster, jobs []policy.Job
 // later than FIFO or LAS.
 func TestMakespanPolicyFinishesFirst(t *testing.T) {
 	if testing.Short() || !slices.Contains(allocation.Solvers(), allocation.CLP) {
-		t.Skip("simulates three policies over a 100-job trace; needs CLP")
+		t.Skip("simulates three policies over a 100-job trace; needs CLP (-tags clp)")
 	}
 	jobs, err := Generator{Seed: 1, Jobs: 100, MultiGPU: true}.Generate()
 	if err != nil {
@@ -80,7 +80,7 @@ func TestMakespanPolicyFinishesFirst(t *testing.T) {
 // reset interval is 1920 s.
 func TestGavelHeadline(t *testing.T) {
 	if testing.Short() || raceEnabled || !slices.Contains(allocation.Solvers(), allocation.CLP) {
-		t.Skip("simulates 6000 jobs four times; needs CLP and no race detector")
+		t.Skip("simulates 6000 jobs four times; needs CLP (-tags clp) and no race detector")
 	}
 	window := Options{Window: Window{Start: 4000, End: 5000}, GPUs: 108}
 	run := func(rate float64, name string) (avg, exclusive float64) {

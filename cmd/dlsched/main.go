@@ -3,9 +3,15 @@
 // Usage:
 //
 //	dlsched policies                       list the registered policies
-//	dlsched allocate --policy NAME [--in FILE] [--config JSON]
+//	dlsched allocate --policy NAME [--in FILE] [--config JSON] [--strict]
 //	                                       read a snapshot (JSON, stdin by
-//	                                       default) and print the decision
+//	                                       default) and print the decision:
+//	                                       shares, placement, the jobs left
+//	                                       out and why ("unscheduled"), and
+//	                                       the changes a binder carries out
+//	                                       ("changes": start, stop, keep,
+//	                                       migrate, resize); --strict fails
+//	                                       instead when a job is left out
 //	dlsched allocate --example [--policy NAME]
 //	                                       decide on the built-in example
 //	dlsched example                        print the built-in example snapshot
@@ -22,6 +28,8 @@
 // workload (400 single-GPU jobs, seed 0, 4 jobs/h, on v100=8,p100=8,k80=8;
 // 60 jobs in a build without CLP, whose pure-Go LP engine is limited to
 // about 150 jobs at once); the first line printed describes the setup.
+// CLP is compiled in with the clp build tag (go build -tags clp, which needs
+// cgo and the CLP library); the default build has only the pure-Go engine.
 //
 // The workload flags of simulate and compare are:
 //
@@ -42,9 +50,11 @@
 //	                      --round the longest a round may last
 //	--window START:END    measure jobs START to END-1 in arrival order (END
 //	                      empty: to the end); default all
-//	--out DIR             simulate: write summary.json, jobs.json and
-//	                      rounds.json (durations in nanoseconds); compare:
-//	                      write summary.json, jct_cdf.svg and utilization.svg
+//	--out DIR             create DIR if need be and write into it; simulate:
+//	                      summary.json, jobs.csv, rounds.csv and result.json
+//	                      (sim.Result.WriteFiles; times in seconds); compare:
+//	                      summary.json (one summary per policy), jct_cdf.svg
+//	                      and utilization.svg
 //	--progress            show a progress bar on standard error even when it
 //	                      is not a terminal (it is shown on a terminal anyway)
 //
@@ -93,15 +103,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dlsched/dlsched/policy"
-	_ "github.com/dlsched/dlsched/policy/allox"
-	_ "github.com/dlsched/dlsched/policy/baseline"
-	_ "github.com/dlsched/dlsched/policy/gandiva"
-	_ "github.com/dlsched/dlsched/policy/gavel"
-	_ "github.com/dlsched/dlsched/policy/pollux"
-	_ "github.com/dlsched/dlsched/policy/shockwave"
-	_ "github.com/dlsched/dlsched/policy/synergy"
-	_ "github.com/dlsched/dlsched/policy/themis"
-	_ "github.com/dlsched/dlsched/policy/tiresias"
+	_ "github.com/dlsched/dlsched/policy/all" // every policy registers itself
 )
 
 //go:embed example.json
@@ -122,6 +124,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return 0
 	}
+	var help helpRequest
+	if errors.As(err, &help) {
+		help.print(stdout)
+		return 0
+	}
 	fmt.Fprintln(stderr, "dlsched:", strings.ReplaceAll(err.Error(), "\n", " "))
 	var u usageError
 	if errors.As(err, &u) || errors.Is(err, policy.ErrInvalidSnapshot) ||
@@ -131,7 +138,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return 1
 }
 
-const usage = "usage: dlsched policies | allocate --policy NAME [--in FILE] [--config JSON] [--example] | example | simulate [--policy NAME] [flags] | compare [--policies A,B,...] [flags]; " +
+const usage = "usage: dlsched policies | allocate --policy NAME [--in FILE] [--config JSON] [--example] [--strict] | example | simulate [--policy NAME] [flags] | compare [--policies A,B,...] [flags]; " +
 	"workload flags: --jobs --rate --seed --multi-gpu --priorities | --trace FILE | --pollux-workload FILE [--pollux-traces DIR] | --shockwave-trace FILE --shockwave-throughputs FILE | --tiresias-trace FILE; --events; " +
 	"--cluster --round --recompute --restart --window --out --progress"
 
@@ -169,12 +176,16 @@ func allocate(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	in := fs.String("in", "-", "snapshot file, - for standard input")
 	config := fs.String("config", "", "policy configuration as a JSON object")
 	useExample := fs.Bool("example", false, "use the built-in example snapshot")
+	strict := fs.Bool("strict", false, "fail when any job would be left out, instead of scheduling the others")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	p, err := policy.New(*name, []byte(*config))
 	if err != nil {
 		return err
+	}
+	if *strict {
+		p = policy.Strict(p)
 	}
 	var data []byte
 	switch {
@@ -196,9 +207,26 @@ func allocate(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(stdout)
+	return printDecision(stdout, &snap, d)
+}
+
+// printDecision writes the decision as JSON, with the changes a binder
+// carries out to enact it ("changes", policy.Changes) as one more field.
+func printDecision(w io.Writer, s *policy.Snapshot, d *policy.Decision) error {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return err
+	}
+	if fields["changes"], err = json.Marshal(policy.Changes(s, d)); err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(d)
+	return enc.Encode(fields)
 }
 
 // decode reads exactly one JSON snapshot.
@@ -216,10 +244,26 @@ func decode(data []byte, snap *policy.Snapshot) error {
 	return nil
 }
 
+// helpRequest is -h, -help or --help given to a subcommand: run prints the
+// subcommand's flags on standard output and exits 0, as dlsched -h does.
+type helpRequest struct{ fs *flag.FlagSet }
+
+func (h helpRequest) Error() string { return h.fs.Name() + ": help requested" }
+
+func (h helpRequest) print(w io.Writer) {
+	fmt.Fprintf(w, "usage: dlsched %s [flags]\n\nflags:\n", h.fs.Name())
+	h.fs.SetOutput(w)
+	h.fs.PrintDefaults()
+}
+
 // parse parses a subcommand's flags, which take no positional arguments;
-// errors are usage errors named after the subcommand.
+// errors are usage errors named after the subcommand, and a request for
+// help is a helpRequest.
 func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return helpRequest{fs}
+		}
 		return usageError{fmt.Errorf("%s: %v", fs.Name(), err)}
 	}
 	if fs.NArg() > 0 {

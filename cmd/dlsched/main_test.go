@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/policy"
+	"github.com/google/go-cmp/cmp"
 )
 
 func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -70,6 +72,36 @@ func TestExampleRoundTrips(t *testing.T) {
 	}
 }
 
+// A bad job and one that can never fit are left out with their reasons; the
+// good job is scheduled, and the output says what a binder does.
+func TestAllocateLeavesBadJobsOut(t *testing.T) {
+	snap := `{"cluster":{"servers":[{"id":"a","accelerator":"v100","gpus":2}]},
+		"jobs":[{"id":"bad","gpus":1,"throughput":{"v100":-2}},
+		        {"id":"big","gpus":4,"throughput":{"v100":1}},
+		        {"id":"ok","gpus":2,"gpus_per_worker":2,"throughput":{"v100":1}}]}`
+	for _, name := range []string{"gavel.las", "tiresias.las"} {
+		code, out, errOut := runCLI(t, snap, "allocate", "--policy", name)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, errOut)
+		}
+		var got struct {
+			Placement   map[string][]allocation.Assignment `json:"placement"`
+			Unscheduled map[string]string                  `json:"unscheduled"`
+			Changes     []policy.Change                    `json:"changes"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		want := []policy.Change{{Job: "ok", Kind: policy.Start, To: []allocation.Assignment{{Server: "a", GPUs: 2}}}}
+		if diff := cmp.Diff(want, got.Changes); diff != "" {
+			t.Errorf("%s: changes (-want +got):\n%s", name, diff)
+		}
+		if !strings.HasPrefix(got.Unscheduled["bad"], "throughput[v100]") || !strings.HasPrefix(got.Unscheduled["big"], "gpus: wants 4") {
+			t.Errorf("%s: unscheduled %q", name, got.Unscheduled)
+		}
+	}
+}
+
 func TestErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, stdin string
@@ -85,9 +117,12 @@ func TestErrors(t *testing.T) {
 		{"not JSON", "{", []string{"allocate"}, 2, "invalid snapshot"},
 		{"trailing data", `{"jobs":[]} {}`, []string{"allocate"}, 2, "trailing data"},
 		{"missing file", "", []string{"allocate", "--in", "/nonexistent/snap.json"}, 2, "no such file"},
-		{"bad job", `{"cluster":{"servers":[{"id":"a","accelerator":"v100","gpus":1}]},
+		{"bad job, strict", `{"cluster":{"servers":[{"id":"a","accelerator":"v100","gpus":1}]},
 			"jobs":[{"id":"j1","gpus":1,"throughput":{"v100":-2}}]}`,
-			[]string{"allocate"}, 2, `job "j1": throughput[v100]`},
+			[]string{"allocate", "--strict"}, 2, `job "j1": throughput[v100]`},
+		{"duplicate job", `{"cluster":{"servers":[{"id":"a","accelerator":"v100","gpus":1}]},
+			"jobs":[{"id":"j1","gpus":1,"throughput":{"v100":1}},{"id":"j1","gpus":1,"throughput":{"v100":1}}]}`,
+			[]string{"allocate"}, 2, `job "j1": id: duplicate`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, tc.stdin, tc.args...)

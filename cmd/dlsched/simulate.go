@@ -364,7 +364,7 @@ func (s *setup) run(name string, p policy.Policy, progress func(finished, total 
 // engine refused its size.
 func runError(name string, err error) error {
 	if errors.Is(err, allocation.ErrTooLarge) {
-		return fmt.Errorf("%s: %w; this build has only the pure-Go LP engine (about 150 jobs at once): build with cgo and CLP, or use fewer --jobs or a lower --rate", name, err)
+		return fmt.Errorf("%s: %w; this build has only the pure-Go LP engine (about 150 jobs at once): build with -tags clp (CLP through cgo), or use fewer --jobs or a lower --rate", name, err)
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }
@@ -515,7 +515,7 @@ func printSummary(out io.Writer, name string, s sim.Summary) error {
 		v string
 	}{
 		{"policy", name},
-		{"jobs measured", fmt.Sprintf("%d of %d (%d finished, %d unfinished, %d never ran)", s.Jobs, s.TraceJobs, s.Finished, s.Unfinished, s.NeverRan)},
+		{"jobs measured", fmt.Sprintf("%d of %d (%d finished, %d unfinished, %d never ran, %d left out by the policy)", s.Jobs, s.TraceJobs, s.Finished, s.Unfinished, s.NeverRan, s.Unscheduled)},
 		{"GPUs", strconv.Itoa(s.GPUs)},
 		{"avg JCT", hours(s.AvgJCT)},
 		{"median JCT", hours(s.MedianJCT)},

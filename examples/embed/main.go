@@ -1,9 +1,12 @@
 // Embed is a complete scheduler loop over a fake cluster, the shape a
-// scheduler author copies: a policy.Runner recomputes Gavel's max-min
-// fairness in the background whenever jobs arrive or finish, and every round
-// the loop reads the latest decision, asks the round mechanism for the next
-// placement, "binds" it (here: advances each job by its throughput), and
-// moves the clock on by one round.
+// scheduler author copies: a policy.Runner recomputes the decision of
+// Gavel's max-min fairness (composed with its round mechanism, as
+// policy.New returns it) in the background, when jobs arrive or finish and
+// at every round the decision asks to be woken for; the loop reads the
+// latest decision, carries out its changes (policy.Changes: stop, migrate,
+// resize, start, keep), "runs" the round (here: advances each job by its
+// throughput on the type it was placed on), and moves the clock on by a
+// round. Any registered policy drops into the same loop.
 package main
 
 import (
@@ -11,16 +14,21 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/dlsched/dlsched/allocation"
-	"github.com/dlsched/dlsched/placement"
 	"github.com/dlsched/dlsched/policy"
-	"github.com/dlsched/dlsched/policy/gavel"
+	_ "github.com/dlsched/dlsched/policy/all"
 )
+
+// round is the length of a round: the decision's Wake in this simulated
+// clock.
+const round = 6 * time.Minute
 
 // cluster is the fake cluster's state, shared by the loop and the Runner.
 type cluster struct {
@@ -63,12 +71,16 @@ func run(w io.Writer) error {
 		{ID: "resnet", GPUs: 1, StepsTotal: 20000, Throughput: map[allocation.Accelerator]float64{"v100": 10, "k80": 2}},
 		{ID: "lstm", GPUs: 1, StepsTotal: 30000, Throughput: map[allocation.Accelerator]float64{"v100": 6, "k80": 4}},
 		{ID: "transformer", GPUs: 4, StepsTotal: 40000, Throughput: map[allocation.Accelerator]float64{"v100": 20, "k80": 5}},
-		{ID: "a3c", GPUs: 2, StepsTotal: 15000, Throughput: map[allocation.Accelerator]float64{"v100": 3, "k80": 2.5}},
+		{ID: "a3c", GPUs: 2, GPUsPerWorker: 2, StepsTotal: 15000, Throughput: map[allocation.Accelerator]float64{"v100": 3, "k80": 2.5}},
+	}
+	p, err := policy.New("gavel.las", nil)
+	if err != nil {
+		return err
 	}
 
 	decided := make(chan struct{}, 1)
 	r := &policy.Runner{
-		Policy:      &gavel.MaxMinFairness{},
+		Policy:      p,
 		Snapshot:    c.snapshot,
 		MinInterval: -1, // simulated time: recompute as soon as asked
 		OnDecision:  func(*policy.Decision) { decided <- struct{}{} },
@@ -79,52 +91,53 @@ func run(w io.Writer) error {
 	go r.Run(ctx)
 	<-decided // the first decision, for an empty cluster
 
-	var (
-		mech   placement.Mechanism // 360 s rounds
-		ledger placement.Ledger
-	)
-	for round := 0; len(arrivals) > 0 || len(c.jobs) > 0; round++ {
-		// A job arrives every other round; tell the Runner and wait for
-		// its new decision (a real scheduler would not wait).
-		if round%2 == 0 && len(arrivals) > 0 {
+	for n := 0; len(arrivals) > 0 || len(c.jobs) > 0; n++ {
+		// A job arrives every other round. A real scheduler would not
+		// wait for the new decision; here the loop asks for one every
+		// round (as its Wake would) and waits, so the output is the same
+		// on every run.
+		if n%2 == 0 && len(arrivals) > 0 {
 			c.mu.Lock()
 			j := arrivals[0]
 			j.Arrival = c.now
 			c.jobs[j.ID] = &j
 			c.mu.Unlock()
 			arrivals = arrivals[1:]
-			r.Trigger()
-			<-decided
 		}
-		d := r.Decision()
-		next, l, err := mech.Next(ledger, c.spec, d.Allocation)
-		if err != nil {
-			return err
-		}
-		ledger = l
-
-		// Bind: each job that runs makes a round's progress on its type.
+		r.Trigger()
+		<-decided
 		c.mu.Lock()
-		finished := false
-		for _, run := range next.Runs {
-			for _, id := range []string{run.Job, run.Partner} {
-				if j := c.jobs[id]; j != nil {
-					j.StepsDone = min(j.StepsTotal, j.StepsDone+j.Throughput[run.Accelerator]*next.Length.Seconds())
-					j.AttainedGPUSeconds += float64(j.GPUs) * next.Length.Seconds()
-					if j.StepsDone >= j.StepsTotal {
-						fmt.Fprintf(w, "%6.2f h  %-11s finished\n", (c.now + next.Length).Hours(), id)
-						delete(c.jobs, id)
-						finished = true
-					}
-				}
-			}
-		}
-		c.now += next.Length
+		c.bind(w, r.Decision())
 		c.mu.Unlock()
-		if finished {
-			r.Trigger()
-			<-decided
-		}
 	}
 	return nil
+}
+
+// bind carries out a decision and runs the round: stopped jobs are
+// checkpointed and evicted, the others start, move or stay, and every job
+// that runs makes a round's progress on its GPUs' type.
+func (c *cluster) bind(w io.Writer, d *policy.Decision) {
+	s := &policy.Snapshot{Now: c.now, Cluster: c.spec}
+	for _, j := range c.jobs {
+		s.Jobs = append(s.Jobs, *j)
+	}
+	for _, ch := range policy.Changes(s, d) {
+		if j := c.jobs[ch.Job]; j != nil {
+			j.Placement = ch.To // nil for a stop
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.jobs)) {
+		j := c.jobs[id]
+		if len(j.Placement) == 0 {
+			continue
+		}
+		srv, _ := c.spec.Server(j.Placement[0].Server)
+		j.StepsDone = min(j.StepsTotal, j.StepsDone+j.Throughput[srv.Accelerator]*round.Seconds())
+		j.AttainedGPUSeconds += float64(j.GPUs) * round.Seconds()
+		if j.StepsDone >= j.StepsTotal {
+			fmt.Fprintf(w, "%6.2f h  %-11s finished\n", (c.now + round).Hours(), id)
+			delete(c.jobs, id)
+		}
+	}
+	c.now += round
 }

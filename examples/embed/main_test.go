@@ -10,7 +10,7 @@ import (
 func TestRun(t *testing.T) {
 	const want = `  0.70 h  resnet      finished
   1.50 h  transformer finished
-  1.80 h  lstm        finished
+  2.10 h  lstm        finished
   2.20 h  a3c         finished
 `
 	for range 3 {

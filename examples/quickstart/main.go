@@ -1,6 +1,7 @@
 // Quickstart allocates a small heterogeneous cluster among three jobs with
 // Gavel's max-min fairness, aware and agnostic of GPU types, and prints each
-// job's time shares and effective throughput.
+// job's time shares, effective throughput and where it runs in the next
+// round.
 package main
 
 import (
@@ -40,8 +41,8 @@ func main() {
 			for acc, x := range d.Allocation[job.ID].Shares {
 				y += x * job.Throughput[acc]
 			}
-			fmt.Printf("  %-7s v100 %.3f  k80 %.3f  -> %.2f steps/s\n", job.ID,
-				d.Allocation.Share(job.ID, "v100"), d.Allocation.Share(job.ID, "k80"), y)
+			fmt.Printf("  %-7s v100 %.3f  k80 %.3f  -> %.2f steps/s; next round: %v\n", job.ID,
+				d.Allocation.Share(job.ID, "v100"), d.Allocation.Share(job.ID, "k80"), y, d.Placement[job.ID])
 		}
 	}
 }

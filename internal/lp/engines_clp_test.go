@@ -1,4 +1,4 @@
-//go:build cgo && !noclp
+//go:build clp && cgo
 
 package lp
 

@@ -7,11 +7,27 @@
 //	subject to rowLower ≤ A x ≤ rowUpper
 //	           colLower ≤ x ≤ colUpper
 //
-// with A sparse and bounds possibly infinite. CLP (COIN-OR, through cgo) is the
-// default engine when cgo is available; a pure-Go dense simplex (gonum) is used
-// otherwise, or with the build tag noclp. Both return the same Solution for the
-// same Problem up to solver tolerance; where the optimum is not unique they may
-// return different optimal vertices, which is why callers pin ties themselves.
+// with A sparse and bounds possibly infinite. Both engines return the same
+// Solution for the same Problem up to solver tolerance; where the optimum is not
+// unique they may return different optimal vertices, which is why callers pin
+// ties themselves.
+//
+// # Builds
+//
+// The default build has one engine, Simplex: a dense simplex on gonum, in pure
+// Go, so that the module builds anywhere (go get, go build, CGO_ENABLED=0)
+// without a C library. It is exact but meant for small problems: it refuses
+// problems of more than DefaultSimplexMaxRows standard-form rows (400, about
+// 200 jobs of a max-min allocation LP over three accelerator types) with
+// ErrTooLarge, and the max-min LP of 128 jobs already takes over a second.
+//
+// The build tag clp adds CLP, COIN-OR's sparse simplex through cgo and
+// github.com/lanl/clp, and makes it the Default: go build -tags clp, with cgo
+// on and the CLP library where pkg-config finds it (Debian: coinor-libclp-dev
+// and pkg-config). CLP handles thousands of jobs in well under a second. The
+// tag without cgo is a compile-time error, whose message names the cause
+// (clp_build_tag_needs_cgo__set_CGO_ENABLED_1_or_drop_tags_clp), rather than a
+// build that silently lacks the engine it asked for.
 package lp
 
 import (
@@ -209,7 +225,7 @@ type Engine interface {
 }
 
 // Default returns the engine used when a caller names none: CLP when the
-// package is built with cgo (and without the noclp tag), Simplex otherwise.
+// package is built with the clp tag (and cgo), Simplex otherwise.
 func Default() Engine { return defaultEngine() }
 
 // Named returns the engine with the given name, "auto" (Default), "clp" or

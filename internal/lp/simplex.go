@@ -16,9 +16,9 @@ import (
 const DefaultSimplexMaxRows = 400
 
 // Simplex solves problems with gonum's dense simplex
-// (gonum.org/v1/gonum/optimize/convex/lp), in pure Go. It is the fallback
-// engine for builds without cgo or with the noclp tag, meant for the small
-// problems of tests and small clusters.
+// (gonum.org/v1/gonum/optimize/convex/lp), in pure Go. It is the default
+// engine of builds without the clp tag, meant for the small problems of tests
+// and small clusters.
 //
 // gonum accepts only min cᵀx subject to Ax = b, x ≥ 0, so Solve rewrites the
 // problem into that standard form: finite lower bounds are shifted to zero,

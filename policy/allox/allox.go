@@ -96,29 +96,31 @@ func (p *AlloX) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decis
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	if err := policy.Validate(s); err != nil {
+	s, out, err := policy.Screen(s)
+	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("allox: %w", err)
 	}
-	jobs := make([]*policy.Job, len(s.Jobs))
+	d := &policy.Decision{Policy: p.Name(), Unscheduled: out}
+	jobs := make([]*policy.Job, 0, len(s.Jobs))
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
-		switch {
-		case j.GPUs < 1:
-			return nil, fmt.Errorf("%w: job %q: gpus: %d; allox needs a fixed GPU count", policy.ErrInvalidSnapshot, j.ID, j.GPUs)
-		case j.StepsTotal <= 0:
-			return nil, fmt.Errorf("%w: job %q: steps_total: unknown; allox needs each job's length", policy.ErrInvalidSnapshot, j.ID)
+		if j.GPUs < 1 {
+			d.Leave(j.ID, fmt.Sprintf("gpus: %d; allox needs a fixed GPU count", j.GPUs))
+			continue
 		}
-		if err := j.Runnable(s.Cluster); err != nil {
-			return nil, err
+		if j.Elastic == nil {
+			// Screen checked that its GPU count fits.
+		} else if err := j.Runnable(s.Cluster); err != nil {
+			d.Leave(j.ID, policy.Reason(err))
+			continue
 		}
-		jobs[i] = j
+		jobs = append(jobs, j)
 	}
 	slices.SortFunc(jobs, func(a, b *policy.Job) int { return cmp.Compare(a.ID, b.ID) })
 
-	d := &policy.Decision{Policy: p.Name()}
 	var round placement.Round
 	grant := func(j *policy.Job, k allocation.Accelerator, place []allocation.Assignment) {
 		round.Runs = append(round.Runs, placement.Run{Job: j.ID, Accelerator: k, Assignments: place})
@@ -156,10 +158,15 @@ func (p *AlloX) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decis
 		free[srv.Accelerator] += srv.GPUs - used[srv.ID]
 	}
 
-	// The waiting jobs that could start now, longest-waiting first.
-	var cands []*job
+	// The waiting jobs that could start now, longest-waiting first; those
+	// of unknown length wait for the GPUs the matching leaves free.
+	var cands, unknown []*job
 	for _, j := range waiting {
 		jb := &job{j: j, wait: (s.Now - j.Arrival).Seconds(), left: j.StepsTotal - j.StepsDone, first: math.Inf(1)}
+		if j.StepsTotal == 0 {
+			unknown = append(unknown, jb)
+			continue
+		}
 		for k := range free {
 			jb.first = math.Min(jb.first, float64(j.GPUs)*jb.q(k, free))
 		}
@@ -172,6 +179,7 @@ func (p *AlloX) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decis
 	n := int(math.Ceil(p.alpha()*float64(len(cands)) - 1e-9))
 	cands = cands[:min(len(cands), max(n, len(workers)))]
 	if len(cands) == 0 {
+		backfill(g, unknown, grant)
 		d.Allocation, d.Placement = round.Allocation(), round.Placement()
 		return d, nil
 	}
@@ -187,12 +195,27 @@ func (p *AlloX) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decis
 		return cmp.Or(cmp.Compare(a.area, b.area), cmp.Compare(b.jb.wait, a.jb.wait), cmp.Compare(a.jb.j.ID, b.jb.j.ID))
 	})
 	for _, h := range heads {
-		if place, k, ok := g.Place(h.jb.j.GPUs, func(k allocation.Accelerator) bool { return k == h.k }); ok {
+		if place, k, ok := g.Place(h.jb.j.GPUs, h.jb.j.Worker(), func(k allocation.Accelerator) bool { return k == h.k }); ok {
 			grant(h.jb.j, k, place)
 		}
 	}
+	backfill(g, unknown, grant)
 	d.Allocation, d.Placement = round.Allocation(), round.Placement()
 	return d, nil
+}
+
+// backfill starts the waiting jobs of unknown length on the GPUs still free,
+// longest-waiting first (ties by ID), each on a type where it can run: with
+// no length to rank them by, AlloX counts them longer than every job whose
+// length it knows, so they come after the matching.
+func backfill(g *placement.Gangs, unknown []*job, grant func(*policy.Job, allocation.Accelerator, []allocation.Assignment)) {
+	slices.SortStableFunc(unknown, func(a, b *job) int { return cmp.Compare(b.wait, a.wait) })
+	for _, jb := range unknown {
+		j := jb.j
+		if place, k, ok := g.Place(j.GPUs, j.Worker(), func(k allocation.Accelerator) bool { return j.Throughput[k] > 0 }); ok {
+			grant(j, k, place)
+		}
+	}
 }
 
 // head is a job that comes first on its worker.

@@ -478,7 +478,7 @@ func randomSnapshot(r *rand.Rand, nJobs int) *policy.Snapshot {
 			}
 		}
 		if r.IntN(3) == 0 {
-			if place, _, ok := g.Place(j.GPUs, func(k allocation.Accelerator) bool { return t[k] > 0 }); ok {
+			if place, _, ok := g.Place(j.GPUs, j.Worker(), func(k allocation.Accelerator) bool { return t[k] > 0 }); ok {
 				j.Placement = place
 			}
 		}
@@ -558,16 +558,32 @@ func TestInvalid(t *testing.T) {
 		job  policy.Job
 		want string
 	}{
-		{unknown, `job "unknown": steps_total`},
-		{elastic, `job "elastic": gpus`},
-		{wide, `job "wide": gpus`},
-		{nan, `job "nan": throughput[v100]`},
+		{elastic, `gpus`},
+		{wide, `gpus`},
+		{nan, `throughput[v100]`},
 	} {
+		// The bad job is left out with its reason; "ok" still starts.
 		s := &policy.Snapshot{Cluster: c, Jobs: []policy.Job{ok, tc.job}}
-		_, err := (&allox.AlloX{}).Allocate(context.Background(), s)
-		if !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("job %q: err %v; want ErrInvalidSnapshot naming %q", tc.job.ID, err, tc.want)
+		d, err := (&allox.AlloX{}).Allocate(context.Background(), s)
+		if err != nil {
+			t.Fatalf("job %q: %v", tc.job.ID, err)
 		}
+		if why := d.Unscheduled[tc.job.ID]; len(d.Unscheduled) != 1 || !strings.HasPrefix(why, tc.want) {
+			t.Errorf("job %q: Unscheduled %v; want it left out for %q", tc.job.ID, d.Unscheduled, tc.want)
+		}
+		if got := d.Allocation.IDs(); !slices.Equal(got, []string{"ok"}) {
+			t.Errorf("job %q: started %v; want [ok]", tc.job.ID, got)
+		}
+		_, err = policy.Strict(&allox.AlloX{}).Allocate(context.Background(), s)
+		if !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), fmt.Sprintf("job %q: %s", tc.job.ID, tc.want)) {
+			t.Errorf("Strict, job %q: err %v; want ErrInvalidSnapshot naming %q", tc.job.ID, err, tc.want)
+		}
+	}
+	// A job of unknown length is not left out: it starts on the GPU the
+	// matching leaves free.
+	d := decide(t, &allox.AlloX{}, &policy.Snapshot{Cluster: c, Jobs: []policy.Job{ok, unknown}})
+	if got := started(nil, d); len(d.Unscheduled) != 0 || !slices.Equal(got, []string{"ok@v100", "unknown@v100"}) {
+		t.Errorf("unknown length: started %v, left out %v; want both started", got, d.Unscheduled)
 	}
 	if _, err := (&allox.AlloX{}).Allocate(context.Background(), nil); !errors.Is(err, policy.ErrInvalidSnapshot) {
 		t.Errorf("nil snapshot: %v", err)

@@ -33,8 +33,24 @@
 // jobs are matched, AlloX's fairness knob. The solver is
 // placement.Assign, the Hungarian method.
 //
-// AlloX is clairvoyant: every job needs StepsTotal. A job that already runs
-// (Job.Placement) keeps its GPUs until it finishes.
+// AlloX is clairvoyant: the matching needs each waiting job's StepsTotal. A
+// job that already runs (Job.Placement) keeps its GPUs until it finishes.
+//
+// # Jobs left out, and jobs of unknown length
+//
+// The snapshot is screened with policy.Screen: a job that is invalid or can
+// never fit is left out of the round, with its reason, in the Decision's
+// Unscheduled, and the others are scheduled; only a snapshot malformed as a
+// whole fails. AlloX also leaves out an elastic job without a GPU count and
+// one whose GPU count no type it can run on holds, since it runs every job
+// on the GPUs it asks for.
+//
+// A waiting job whose length is unknown (StepsTotal zero) is not left out:
+// with no processing time to rank it by, it counts as longer than every job
+// whose length is known, so it comes last on any GPU, and it starts on the
+// GPUs the matching leaves free, longest-waiting first, on the type that
+// needs the fewest servers. A running job of unknown length keeps its GPUs
+// like any other.
 //
 // # Differences from the paper's code
 //

@@ -40,7 +40,8 @@ type YARNCS struct{}
 
 // SRTF runs the job with the shortest remaining time first, preempting
 // running jobs, and backfills: a job that does not fit does not stop those
-// after it. A job's remaining time is (StepsTotal − StepsDone) over its
+// after it. A running job keeps its GPUs when it runs again; a preempted
+// one waits rather than backfill other GPUs, so no job migrates. A job's remaining time is (StepsTotal − StepsDone) over its
 // best Throughput; ties by Arrival, then ID. Every job needs StepsTotal.
 type SRTF struct{}
 
@@ -82,11 +83,13 @@ func (p *SRSF) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decisi
 }
 
 // remaining returns the key of SRTF (remaining seconds at the best
-// throughput) or, with service, of SRSF (those seconds × GPUs).
-func remaining(service bool) func(j *policy.Job) (float64, error) {
-	return func(j *policy.Job) (float64, error) {
+// throughput) or, with service, of SRSF (those seconds × GPUs). A job of
+// unknown length has key +Inf: it ranks after every job whose length is
+// known, in arrival order.
+func remaining(service bool) func(j *policy.Job) float64 {
+	return func(j *policy.Job) float64 {
 		if j.StepsTotal <= 0 {
-			return 0, fmt.Errorf("%w: job %q: steps_total: unknown; shortest-remaining-first needs the job's length", policy.ErrInvalidSnapshot, j.ID)
+			return math.Inf(1)
 		}
 		best := 0.0
 		for _, x := range j.Throughput {
@@ -96,7 +99,7 @@ func remaining(service bool) func(j *policy.Job) (float64, error) {
 		if service {
 			t *= float64(j.GPUs)
 		}
-		return t, nil
+		return t
 	}
 }
 
@@ -104,38 +107,44 @@ func remaining(service bool) func(j *policy.Job) (float64, error) {
 // then Arrival, then ID, and admits them with placement.Priority, with
 // head-of-line blocking or backfilling, consolidated or not. Every job that
 // runs gets all the time of its GPUs on one type.
-func decide(ctx context.Context, name string, s *policy.Snapshot, key func(*policy.Job) (float64, error), headOfLine, consolidate bool) (*policy.Decision, error) {
-	if err := policy.Validate(s); err != nil {
+func decide(ctx context.Context, name string, s *policy.Snapshot, key func(*policy.Job) float64, headOfLine, consolidate bool) (*policy.Decision, error) {
+	s, out, err := policy.Screen(s)
+	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	d := &policy.Decision{Policy: name, Unscheduled: out}
 	type ranked struct {
 		j   *policy.Job
 		key float64
 	}
-	jobs := make([]ranked, len(s.Jobs))
+	jobs := make([]ranked, 0, len(s.Jobs))
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if j.GPUs < 1 {
-			return nil, fmt.Errorf("%w: job %q: gpus: %d; %s runs gangs of a fixed size, not elastic jobs", policy.ErrInvalidSnapshot, j.ID, j.GPUs, name)
+			d.Leave(j.ID, fmt.Sprintf("gpus: %d; %s runs gangs of a fixed size, not elastic jobs", j.GPUs, name))
+			continue
 		}
-		jobs[i].j = j
+		if j.Elastic == nil {
+			// Screen checked that its GPU count fits.
+		} else if err := j.Runnable(s.Cluster); err != nil {
+			d.Leave(j.ID, policy.Reason(err))
+			continue
+		}
+		r := ranked{j: j}
 		if key != nil {
-			k, err := key(j)
-			if err != nil {
-				return nil, err
-			}
-			jobs[i].key = k
+			r.key = key(j)
 		}
+		jobs = append(jobs, r)
 	}
 	slices.SortFunc(jobs, func(a, b ranked) int {
 		return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.j.Arrival, b.j.Arrival), cmp.Compare(a.j.ID, b.j.ID))
 	})
 	reqs := make([]placement.Request, len(jobs))
 	for i, r := range jobs {
-		reqs[i] = placement.Request{ID: r.j.ID, GPUs: r.j.GPUs, Current: r.j.Placement, Throughput: r.j.Throughput, Consolidate: consolidate}
+		reqs[i] = placement.Request{ID: r.j.ID, GPUs: r.j.GPUs, Worker: r.j.Worker(), Current: r.j.Placement, Throughput: r.j.Throughput, Consolidate: consolidate}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -145,5 +154,6 @@ func decide(ctx context.Context, name string, s *policy.Snapshot, key func(*poli
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	round := placement.Round{Runs: runs}
-	return &policy.Decision{Policy: name, Allocation: round.Allocation(), Placement: round.Placement()}, nil
+	d.Allocation, d.Placement = round.Allocation(), round.Placement()
+	return d, nil
 }

@@ -351,11 +351,16 @@ func TestFIFOKeeps(t *testing.T) {
 func TestInvalid(t *testing.T) {
 	c := servers(4)
 	unknown := job("u", 1, 0, 0)
+	// A job of unknown length ranks after the others under SRTF and SRSF,
+	// whatever its arrival: with 4 GPUs, the 4-GPU job runs.
 	for _, name := range []string{"baseline.srtf", "baseline.srsf"} {
 		p, _ := policy.New(name, nil)
-		_, err := p.Allocate(context.Background(), &policy.Snapshot{Cluster: c, Jobs: []policy.Job{job("a", 1, 0, 10), unknown}})
-		if !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), `"u"`) || !strings.Contains(err.Error(), "steps_total") {
-			t.Errorf("%s with an unknown length: %v", name, err)
+		d := allocate(t, p, c, job("a", 4, 1, 10), unknown)
+		if got := running(d); len(d.Unscheduled) != 0 || !slices.Equal(got, []string{"a"}) {
+			t.Errorf("%s with an unknown length: runs %v, left out %v; want a", name, got, d.Unscheduled)
+		}
+		if got := running(allocate(t, p, servers(4, 1), job("a", 4, 1, 10), unknown)); !slices.Equal(got, []string{"a", "u"}) {
+			t.Errorf("%s with an unknown length and a free GPU: runs %v; want both", name, got)
 		}
 	}
 	for _, p := range []policy.Policy{&baseline.FIFO{}, &baseline.YARNCS{}} {
@@ -367,16 +372,24 @@ func TestInvalid(t *testing.T) {
 	elastic.Elastic = &policy.Elastic{BatchSize: 32}
 	bad := job("bad", 1, 0, 10)
 	bad.Throughput = map[allocation.Accelerator]float64{"a100": 1}
+	// Bad jobs are left out with their reason; Strict fails the round.
 	for _, p := range policies() {
-		_, err := p.Allocate(context.Background(), &policy.Snapshot{Cluster: c, Jobs: []policy.Job{elastic}})
-		if !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), `"e"`) || !strings.Contains(err.Error(), "gpus") {
-			t.Errorf("%s with an elastic job: %v", p.Name(), err)
+		for _, tc := range []struct {
+			j    policy.Job
+			want string
+		}{{elastic, "gpus"}, {bad, "throughput"}} {
+			s := &policy.Snapshot{Cluster: c, Jobs: []policy.Job{job("a", 1, 0, 10), tc.j}}
+			d, err := p.Allocate(context.Background(), s)
+			if err != nil || !strings.HasPrefix(d.Unscheduled[tc.j.ID], tc.want) || !slices.Equal(running(d), []string{"a"}) {
+				t.Errorf("%s with job %s: %+v, %v; want it left out for %s, a running", p.Name(), tc.j.ID, d, err, tc.want)
+			}
+			_, err = policy.Strict(p).Allocate(context.Background(), s)
+			if !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), fmt.Sprintf("job %q: %s", tc.j.ID, tc.want)) {
+				t.Errorf("Strict %s with job %s: %v", p.Name(), tc.j.ID, err)
+			}
 		}
 		if _, err := p.Allocate(context.Background(), nil); !errors.Is(err, policy.ErrInvalidSnapshot) {
 			t.Errorf("%s with a nil snapshot: %v", p.Name(), err)
-		}
-		if _, err := p.Allocate(context.Background(), &policy.Snapshot{Cluster: c, Jobs: []policy.Job{bad}}); !errors.Is(err, policy.ErrInvalidSnapshot) {
-			t.Errorf("%s with an unknown type: %v", p.Name(), err)
 		}
 	}
 }

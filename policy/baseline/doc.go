@@ -23,13 +23,23 @@
 //   - baseline.srtf ranks by remaining time, (StepsTotal − StepsDone) at the
 //     job's best Throughput, ties by Arrival then ID; it preempts running
 //     jobs that rank too low and backfills: a job that does not fit lets
-//     later ones that do run. It needs every job's StepsTotal.
+//     later ones that do run. A running job keeps its GPUs when it runs
+//     again; a preempted job waits rather than backfill other GPUs, so no
+//     job migrates. A job whose StepsTotal is unknown ranks after every
+//     job whose length is known, in arrival order.
 //   - baseline.srsf is SRTF ranked by remaining service, remaining time ×
 //     GPUs.
 //
 // The decisions carry their placements, have no Objective and no Wake: the
 // policies keep no state, and need only be asked again when a job arrives or
 // finishes (sim.Simulation with Events).
+//
+// The snapshot is screened with policy.Screen: a job that is invalid or can
+// never fit is left out of the round, with its reason, in the Decision's
+// Unscheduled, and the others are scheduled; only a snapshot malformed as a
+// whole fails. An elastic job without a GPU count, or whose GPU count no
+// type it can run on holds, is left out too: the policies run gangs of a
+// fixed size, and such a job would block FIFO forever.
 //
 // # Differences from Tiresias' simulator
 //

@@ -56,6 +56,33 @@
 // job running alone doubles its GPUs, up to Elastic.MaxGPUs (zero: its
 // set's GPUs), on its set's idle GPUs.
 //
+// # Workers
+//
+// A job's GPUs come in workers of Job.GPUsPerWorker GPUs (zero: one), each
+// on one server. Sets count GPUs, but every place a job goes must also hold
+// it in whole workers, laid out as the decision lays units out (those that
+// keep their GPUs first, then the others on the fewest servers):
+//
+//   - a job joins a set with room only if the set lays out its units and
+//     the job in whole workers, and a multi-server set is made of servers
+//     whose whole workers of the job add up to its GPUs;
+//   - a migration target must lay out the units it has and takes in whole
+//     workers, and the set migrated from its remaining units and the new
+//     job; rebalancing and oversubscription only use sets whose servers
+//     hold the job's GPUs in whole workers;
+//   - grow-shrink grows a job by doubling, which keeps whole workers, up to
+//     MaxGPUs (a multiple of the worker size) or its set's GPUs rounded
+//     down to whole workers, and only while its set still lays out every
+//     unit: a job of 2-GPU workers on a 7-GPU server grows 2, 4, 6;
+//   - a packed pair shares GPUs in workers of the least common multiple of
+//     both jobs' worker sizes (their common GPU count is a multiple of it),
+//     and two jobs are paired only where their set's servers hold their
+//     GPUs in such workers.
+//
+// With workers of one GPU every rule is the paper's. A unit of a
+// time-sliced set whose workers do not fit the GPUs left by the units ahead
+// of it waits for its turn.
+//
 // # Decisions
 //
 // Every job that runs has a Placement. A job alone gets the grant
@@ -65,6 +92,23 @@
 // waits for its measurement. Suspend and resume costs are charged by
 // whoever runs the jobs (sim.Simulation.Restart); the migration cost is
 // only weighed by the policy.
+//
+// # Jobs left out, and missing facts
+//
+// The snapshot is screened with policy.Screen: a job that is invalid or can
+// never fit is left out of the call, with its reason, in the Decision's
+// Unscheduled, and the others are scheduled; only a snapshot malformed as a
+// whole fails. Gandiva also leaves out an elastic job whose GPU count (or,
+// without one, Elastic.MinGPUs, at least 1) no type it can use holds. A job
+// left out keeps no place in a set or a pair, and joins as a new job when
+// it comes back; a reverted pair stays reverted while both jobs are in the
+// snapshot, left out or not.
+//
+// The one per-system fact Gandiva reads is Job.Colocated, the introspection
+// measurement. A pair whose jobs report none for each other measures a
+// norm_sum of 0 and is unpacked after its trial quantum, as a pair that
+// interferes badly would be: the jobs are then only time-sliced. A job's
+// skew, adaptive or sensitivity facts are ignored.
 //
 // # Differences from the paper
 //

@@ -182,16 +182,14 @@ func (p *Gandiva) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Dec
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	if err := policy.Validate(s); err != nil {
+	s, out, err := policy.Screen(s)
+	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("gandiva: %w", err)
 	}
-	r, err := p.begin(s)
-	if err != nil {
-		return nil, err
-	}
+	r := p.begin(s, out)
 	r.measure()
 	if !r.oversub || p.NoPacking {
 		r.dissolve()
@@ -236,6 +234,7 @@ type run struct {
 	oversub  bool
 	demand   map[int]int // GPUs requested per class, for rebalancing
 	migrated int
+	out      map[string]string // jobs left out of the call, and why
 }
 
 func key(a, b string) [2]string {
@@ -254,10 +253,13 @@ func (pr *Pair) other(id string) string {
 
 // begin builds the call's working state, keeping of State what still
 // holds for the snapshot: sets on known servers, members that are active,
-// can run there and fit, pairs of active jobs.
-func (p *Gandiva) begin(s *policy.Snapshot) (*run, error) {
+// can run there and fit, pairs of active jobs, and reverted pairs of jobs
+// still in the snapshot, even if left out of this call. out holds the jobs
+// left out by policy.Screen; begin adds the elastic jobs whose minimum no
+// type holds.
+func (p *Gandiva) begin(s *policy.Snapshot, out map[string]string) *run {
 	r := &run{
-		p: p, snap: s, now: s.Now.Seconds(), q: p.quantum(),
+		p: p, snap: s, now: s.Now.Seconds(), q: p.quantum(), out: out,
 		servers:  slices.SortedFunc(slices.Values(s.Cluster.Servers), func(a, b allocation.Server) int { return cmp.Compare(a.ID, b.ID) }),
 		srv:      make(map[string]allocation.Server, len(s.Cluster.Servers)),
 		types:    s.Cluster.Types(),
@@ -276,12 +278,18 @@ func (p *Gandiva) begin(s *policy.Snapshot) (*run, error) {
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		g := j.GPUs
-		if g == 0 { // only elastic jobs: start from their minimum
-			g = max(j.Elastic.MinGPUs, 1)
+		if g == 0 { // only elastic jobs: start from their minimum, whole workers
+			g = max(j.Elastic.MinGPUs, j.Worker())
+		}
+		if j.Elastic != nil { // Screen checked the others' GPU counts
 			c := *j
 			c.GPUs = g
 			if err := c.Runnable(s.Cluster); err != nil {
-				return nil, err
+				if r.out == nil {
+					r.out = make(map[string]string)
+				}
+				r.out[j.ID] = policy.Reason(err)
+				continue
 			}
 		}
 		r.jobs[j.ID], r.req[j.ID] = j, g
@@ -305,7 +313,7 @@ func (p *Gandiva) begin(s *policy.Snapshot) (*run, error) {
 		}
 		for _, id := range st.Jobs {
 			j := r.jobs[id]
-			if j == nil || r.owner[id] != nil || !(j.Throughput[ss.typ] > 0) || r.req[id] > ss.gpus {
+			if j == nil || r.owner[id] != nil || !(j.Throughput[ss.typ] > 0) || r.capacity(ss.Servers, j.Worker()) < r.req[id] {
 				continue
 			}
 			ss.Jobs = append(ss.Jobs, id)
@@ -326,7 +334,7 @@ func (p *Gandiva) begin(s *policy.Snapshot) (*run, error) {
 	var active []Pair
 	for _, pr := range p.State.Pairs {
 		a, b := pr.Jobs[0], pr.Jobs[1]
-		if a == b || r.jobs[a] == nil || r.jobs[b] == nil {
+		if a == b || !r.present(a) || !r.present(b) || (pr.Status != Reverted && (r.jobs[a] == nil || r.jobs[b] == nil)) {
 			continue
 		}
 		pr.Jobs = key(a, b)
@@ -343,7 +351,7 @@ func (p *Gandiva) begin(s *policy.Snapshot) (*run, error) {
 	for _, pr := range active {
 		a, b := pr.Jobs[0], pr.Jobs[1]
 		if r.reverted[pr.Jobs] || r.partner[a] != nil || r.partner[b] != nil || r.owner[a] == nil ||
-			r.owner[a] != r.owner[b] || r.req[a] != r.req[b] {
+			r.owner[a] != r.owner[b] || !r.pairable(r.owner[a], a, b) {
 			continue // dissolved: a member left, moved or changed
 		}
 		buf = append(buf, pr)
@@ -362,7 +370,14 @@ func (p *Gandiva) begin(s *policy.Snapshot) (*run, error) {
 	for _, ss := range r.sets {
 		r.normalize(ss)
 	}
-	return r, nil
+	return r
+}
+
+// present reports whether job id is in the snapshot, scheduled in this call
+// or left out of it.
+func (r *run) present(id string) bool {
+	_, left := r.out[id]
+	return left || r.jobs[id] != nil
 }
 
 // normalize puts partners next to each other, recomputes the set's need,
@@ -491,7 +506,7 @@ func (r *run) rotate() {
 func (r *run) admit(ctx context.Context) error {
 	var queue []*policy.Job
 	for i := range r.snap.Jobs {
-		if j := &r.snap.Jobs[i]; r.owner[j.ID] == nil {
+		if j := &r.snap.Jobs[i]; r.owner[j.ID] == nil && r.jobs[j.ID] != nil {
 			queue = append(queue, j)
 		}
 	}
@@ -514,7 +529,8 @@ func (r *run) admit(ctx context.Context) error {
 
 // pack pairs the unpaired jobs of equal GPU count of each time-sliced set,
 // in round-robin order, never a reverted pair, as trials, until the set is
-// no longer time-sliced.
+// no longer time-sliced. The pair runs in workers of the least common
+// multiple of both jobs' worker sizes, which the set must hold (pairable).
 func (r *run) pack() {
 	for _, s := range r.sets {
 		for i := 0; i < len(s.Jobs) && s.sliced(); i++ {
@@ -524,7 +540,7 @@ func (r *run) pack() {
 			}
 			for k := i + 1; k < len(s.Jobs); k++ {
 				b := s.Jobs[k]
-				if r.partner[b] != nil || r.req[b] != r.req[a] || r.reverted[key(a, b)] {
+				if r.partner[b] != nil || !r.pairable(s, a, b) || r.reverted[key(a, b)] {
 					continue
 				}
 				pr := &Pair{Jobs: key(a, b), Status: Trial, Since: r.now}
@@ -541,7 +557,7 @@ func (r *run) pack() {
 // decide grows elastic jobs when nothing waits, places the units that run
 // and builds the decision.
 func (r *run) decide() *policy.Decision {
-	d := &policy.Decision{Policy: r.p.Name()}
+	d := &policy.Decision{Policy: r.p.Name(), Unscheduled: r.out}
 	waiting := len(r.owner) < len(r.jobs) || slices.ContainsFunc(r.sets, (*set).sliced)
 	if waiting {
 		clear(r.grown)
@@ -556,39 +572,21 @@ func (r *run) decide() *policy.Decision {
 			wake = math.Min(wake, s.SliceStart+r.q)
 		}
 		ran, _ := r.running(s)
-		servers := make([]allocation.Server, len(s.Servers))
-		for i, id := range s.Servers {
-			servers[i] = r.srv[id]
-		}
-		g := placement.NewGangs(allocation.Cluster{Servers: servers})
-		size := func(u []string) int {
-			if len(u) == 1 && r.grown[u[0]] > r.req[u[0]] {
-				return r.grown[u[0]]
+		// Units that can keep their GPUs go first, so that they do; the
+		// set has room for all that run. Counts fit; workers of several
+		// GPUs may not, when a set is time-sliced: such a unit waits.
+		where := r.layout(s, ran)
+		for _, u := range ran {
+			as, ok := where[u[0]]
+			if !ok {
+				continue
 			}
-			return r.req[u[0]]
-		}
-		assign := func(u []string, as []allocation.Assignment) {
 			run := placement.Run{Job: u[0], Accelerator: s.typ, Assignments: as}
 			if len(u) == 2 {
 				run.Job, run.Partner = min(u[0], u[1]), max(u[0], u[1])
 				runs[r.partner[u[0]]] = true
 			}
 			round.Runs = append(round.Runs, run)
-		}
-		anyType := func(allocation.Accelerator) bool { return true }
-		// Units that can keep their GPUs go first, so that they do; the
-		// set has room for all that run.
-		var later [][]string
-		for _, u := range ran {
-			if _, ok := g.Keep(r.jobs[u[0]].Placement, size(u), anyType); ok {
-				assign(u, slices.Clone(r.jobs[u[0]].Placement))
-			} else {
-				later = append(later, u)
-			}
-		}
-		for _, u := range later {
-			as, _, _ := g.Place(size(u), anyType)
-			assign(u, as)
 		}
 	}
 	d.Allocation, d.Placement = round.Allocation(), round.Placement()
@@ -617,7 +615,10 @@ func (r *run) decide() *policy.Decision {
 }
 
 // grow doubles elastic jobs that run alone, up to their maximum, on the
-// idle GPUs of their own set; jobs grown before keep their size first.
+// idle GPUs of their own set; jobs grown before keep their size first. A
+// job grows by whole workers (doubling keeps them whole; the maximum is
+// rounded down to them) and only while the set can still lay out all its
+// units in whole workers.
 func (r *run) grow() {
 	prev := r.grown
 	r.grown = make(map[string]int)
@@ -631,14 +632,16 @@ func (r *run) grow() {
 		}
 		slices.Sort(alone)
 		limit := func(id string) int {
-			if m := r.jobs[id].Elastic.MaxGPUs; m > 0 {
-				return m
+			m := s.gpus
+			if x := r.jobs[id].Elastic.MaxGPUs; x > 0 {
+				m = x
 			}
-			return s.gpus
+			return m - m%r.jobs[id].Worker()
 		}
 		for _, id := range alone {
-			if n := min(prev[id], limit(id)); n > r.req[id] && n-r.req[id] <= idle {
-				r.grown[id], idle = n, idle-(n-r.req[id])
+			n := min(prev[id], limit(id))
+			if n > r.req[id] && n-r.req[id] <= idle && n%r.jobs[id].Worker() == 0 && r.resize(s, id, n) {
+				idle -= n - r.req[id]
 			}
 		}
 		for _, id := range alone {
@@ -648,16 +651,29 @@ func (r *run) grow() {
 			cur := r.req[id]
 			for {
 				next := min(2*cur, limit(id))
-				if next <= cur || next-cur > idle {
+				if next <= cur || next-cur > idle || !r.resize(s, id, next) {
 					break
 				}
 				idle, cur = idle-(next-cur), next
 			}
-			if cur > r.req[id] {
-				r.grown[id] = cur
-			}
 		}
 	}
+}
+
+// resize grows job id of set s to n GPUs if the set still lays out all its
+// units in whole workers, and reports whether it did.
+func (r *run) resize(s *set, id string, n int) bool {
+	old, had := r.grown[id]
+	r.grown[id] = n
+	if r.holds(s) {
+		return true
+	}
+	if had {
+		r.grown[id] = old
+	} else {
+		delete(r.grown, id)
+	}
+	return false
 }
 
 // state returns the State to keep for the next call.

@@ -597,17 +597,28 @@ func TestMultiServer(t *testing.T) {
 
 func TestInvalid(t *testing.T) {
 	ctx := context.Background()
+	// A bad job is left out with its reason; Strict fails the round.
 	bad := job("bad", 1)
 	bad.Throughput[v100] = -1
-	_, err := (&gandiva.Gandiva{}).Allocate(ctx, &policy.Snapshot{Cluster: servers(1, 1), Jobs: []policy.Job{bad}})
+	s := &policy.Snapshot{Cluster: servers(1, 1), Jobs: []policy.Job{bad}}
+	d, err := (&gandiva.Gandiva{}).Allocate(ctx, s)
+	if err != nil || len(d.Placement) != 0 || !strings.HasPrefix(d.Unscheduled["bad"], "throughput") {
+		t.Errorf("negative throughput: %+v, %v; want bad left out for throughput", d, err)
+	}
+	_, err = policy.Strict(&gandiva.Gandiva{}).Allocate(ctx, s)
 	if !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), `"bad"`) || !strings.Contains(err.Error(), "throughput") {
-		t.Errorf("negative throughput: %v", err)
+		t.Errorf("Strict, negative throughput: %v", err)
 	}
 	e := job("e", 0)
 	e.Elastic = &policy.Elastic{MinGPUs: 16, BatchSize: 1}
-	_, err = (&gandiva.Gandiva{}).Allocate(ctx, &policy.Snapshot{Cluster: servers(1, 8), Jobs: []policy.Job{e}})
+	s = &policy.Snapshot{Cluster: servers(1, 8), Jobs: []policy.Job{e}}
+	d, err = (&gandiva.Gandiva{}).Allocate(ctx, s)
+	if err != nil || len(d.Placement) != 0 || !strings.HasPrefix(d.Unscheduled["e"], "gpus") {
+		t.Errorf("elastic job too large: %+v, %v; want e left out for gpus", d, err)
+	}
+	_, err = policy.Strict(&gandiva.Gandiva{}).Allocate(ctx, s)
 	if !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), `"e"`) || !strings.Contains(err.Error(), "gpus") {
-		t.Errorf("elastic job too large: %v", err)
+		t.Errorf("Strict, elastic job too large: %v", err)
 	}
 	for _, cfg := range []string{`{"quantum_seconds": -1}`, `{"migration_cost_seconds": -5}`, `{"quantum": 60}`} {
 		if _, err := policy.New("gandiva", []byte(cfg)); !errors.Is(err, policy.ErrInvalidConfig) {

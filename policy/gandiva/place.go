@@ -49,11 +49,12 @@ func (r *run) fits(u []string, t allocation.Accelerator) bool {
 }
 
 // join returns the fullest set, of class g or (same false) of another
-// class, where j can run and that has g GPUs no unit requests.
+// class, where j can run and that has g GPUs no unit requests, in whole
+// workers of j beside its units' workers.
 func (r *run) join(j *policy.Job, g int, same bool) *set {
 	var best *set
 	for _, s := range r.sets {
-		if (s.Class == g) != same || !usable(j, s.typ) || s.need+g > s.gpus {
+		if (s.Class == g) != same || !usable(j, s.typ) || s.need+g > s.gpus || !r.holds(s, []string{j.ID}) {
 			continue
 		}
 		if best == nil || s.need > best.need {
@@ -63,12 +64,13 @@ func (r *run) join(j *policy.Job, g int, same bool) *set {
 	return best
 }
 
-// oversubscribe returns the least-loaded set of class g where j can run:
-// load is the GPUs its units request over the GPUs it has.
+// oversubscribe returns the least-loaded set of class g where j can run
+// (its servers hold j's workers): load is the GPUs its units request over
+// the GPUs it has.
 func (r *run) oversubscribe(j *policy.Job, g int) *set {
 	var best *set
 	for _, s := range r.sets {
-		if s.Class != g || !usable(j, s.typ) {
+		if s.Class != g || !usable(j, s.typ) || r.capacity(s.Servers, j.Worker()) < g {
 			continue
 		}
 		if best == nil || s.need*best.gpus < best.need*s.gpus {
@@ -80,7 +82,7 @@ func (r *run) oversubscribe(j *policy.Job, g int) *set {
 
 // free returns free servers for a new set of class g where j can run: the
 // smallest one that holds g GPUs, or else, of one type, the fewest that do
-// together, the largest first.
+// together in whole workers of j, the most room first.
 func (r *run) free(j *policy.Job, g int) []string {
 	var one *allocation.Server
 	for i := range r.servers {
@@ -100,20 +102,22 @@ func (r *run) free(j *policy.Job, g int) []string {
 		if !usable(j, t) {
 			continue
 		}
+		w := j.Worker()
+		room := func(srv allocation.Server) int { return srv.GPUs / w * w }
 		var cand []allocation.Server
 		for _, srv := range r.servers {
-			if srv.Accelerator == t && !r.busy[srv.ID] && srv.GPUs > 0 {
+			if srv.Accelerator == t && !r.busy[srv.ID] && room(srv) > 0 {
 				cand = append(cand, srv)
 			}
 		}
-		slices.SortStableFunc(cand, func(a, b allocation.Server) int { return cmp.Compare(b.GPUs, a.GPUs) })
+		slices.SortStableFunc(cand, func(a, b allocation.Server) int { return cmp.Compare(room(b), room(a)) })
 		var ids []string
 		n := 0
 		for _, srv := range cand {
 			if n >= g {
 				break
 			}
-			ids, n = append(ids, srv.ID), n+srv.GPUs
+			ids, n = append(ids, srv.ID), n+room(srv)
 		}
 		if n >= g && (best == nil || len(ids) < len(best)) {
 			best = ids
@@ -191,7 +195,7 @@ func (r *run) migrate(j *policy.Job, g int, failed map[string]bool) bool {
 			if !usable(j, s.typ) || s.gpus < g {
 				continue
 			}
-			p := r.evict(s, g)
+			p := r.evict(s, j.ID, g)
 			if p != nil && (best == nil || p.jobs < best.jobs || (p.jobs == best.jobs && p.gpus < best.gpus)) {
 				best = p
 			}
@@ -215,25 +219,28 @@ func (r *run) worth(g, gpus int) bool {
 	return float64(g)*r.q > float64(gpus)*r.p.migrationCost()
 }
 
-// evict plans to free g GPUs in set from, moving its largest units first
-// (the back of the round-robin queue first among equals) each to the set
-// with room that fits it best, of its own class first.
-func (r *run) evict(from *set, g int) *plan {
+// evict plans to free g GPUs in set from for job id, moving its largest
+// units first (the back of the round-robin queue first among equals) each
+// to the set with room that fits it best, of its own class first. Every
+// set must still lay out its units in whole workers: a target beside the
+// units it already has and takes, from beside job id.
+func (r *run) evict(from *set, id string, g int) *plan {
 	deficit := g - (from.gpus - from.need)
 	us := r.units(from)
 	slices.Reverse(us)
 	slices.SortStableFunc(us, func(a, b []string) int { return cmp.Compare(r.req[b[0]], r.req[a[0]]) })
 	p := &plan{from: from}
 	taken := make(map[*set]int)
+	gets := make(map[*set][][]string) // the units each target takes
 	for _, u := range us {
-		if deficit <= 0 {
+		if deficit <= 0 && r.holdsAfter(p, id) {
 			break
 		}
 		ug := r.req[u[0]]
 		var to *set
 		for _, s := range r.sets {
 			room := s.gpus - s.need - taken[s]
-			if s == from || room < ug || !r.fits(u, s.typ) {
+			if s == from || room < ug || !r.fits(u, s.typ) || !r.holds(s, append(slices.Clone(gets[s]), u)...) {
 				continue
 			}
 			if to == nil {
@@ -253,15 +260,28 @@ func (r *run) evict(from *set, g int) *plan {
 			return nil
 		}
 		taken[to] += ug
+		gets[to] = append(gets[to], u)
 		p.moves = append(p.moves, move{slices.Clone(u), to})
 		p.jobs += len(u)
 		p.gpus += len(u) * ug
 		deficit -= ug
 	}
-	if deficit > 0 {
+	if deficit > 0 || !r.holdsAfter(p, id) {
 		return nil
 	}
 	return p
+}
+
+// holdsAfter reports whether the plan's source set, without the units it
+// moves, lays out its other units and job id in whole workers.
+func (r *run) holdsAfter(p *plan, id string) bool {
+	moved := make(map[string]bool, len(p.moves))
+	for _, m := range p.moves {
+		moved[m.unit[0]] = true
+	}
+	us := slices.DeleteFunc(r.units(p.from), func(u []string) bool { return moved[u[0]] })
+	us = append(us, []string{id})
+	return len(r.layout(p.from, us)) == len(us)
 }
 
 // carry moves the plan's units and puts job id in the room made: a set
@@ -310,7 +330,7 @@ func (r *run) rebalance(j *policy.Job, g int) bool {
 	var best *plan
 	for _, from := range r.sets {
 		k := from.Class
-		if k == g || count[k] < 2 || held[k]-from.gpus < target[k] || from.gpus < g || !usable(j, from.typ) {
+		if k == g || count[k] < 2 || held[k]-from.gpus < target[k] || r.capacity(from.Servers, j.Worker()) < g || !usable(j, from.typ) {
 			continue
 		}
 		if best != nil && len(from.Jobs) >= best.jobs {
@@ -322,7 +342,7 @@ func (r *run) rebalance(j *policy.Job, g int) bool {
 			ug := r.req[u[0]]
 			var to *set
 			for _, s := range r.sets {
-				if s == from || s.Class != k || s.gpus < ug || !r.fits(u, s.typ) {
+				if s == from || s.Class != k || r.capacity(s.Servers, r.worker(u)) < ug || !r.fits(u, s.typ) {
 					continue
 				}
 				if to == nil || (s.need+taken[s])*to.gpus < (to.need+taken[to])*s.gpus {

@@ -3,6 +3,14 @@
 // for Deep Learning Workloads", OSDI 2020) as linear programs over the
 // allocation matrix X (see package allocation).
 //
+// Each policy type decides time shares. Registered ("gavel.las", …), it is
+// composed with Gavel's round-based mechanism (policy.Rounds over
+// placement.Mechanism), so that its decisions carry the next round's
+// placement in whole workers and wake at the round's end, as every policy's
+// do; the configuration keys "round_seconds" and "recompute_seconds" set the
+// round and the least time between two LP solves (Gavel's simulator: 360 s
+// and 1920 s). The bare types are for callers who place shares themselves.
+//
 // # Max-min fairness (least attained service)
 //
 // MaxMinFairness, registered as "gavel.las", solves
@@ -61,9 +69,9 @@
 // GPUs: the pair gets its own share P_ck of type k, counted once against
 // capacity and against both jobs' time, during which each runs at its
 // co-located throughput (normalized by its own T^prop). Jobs without pair
-// data are not paired; unequal GPU counts are an error. The program has
-// O(pairs) variables, so only the pairs a scheduler lists cost anything, not
-// all n² of Gavel's formulation.
+// data are not paired, nor, with a warning, are jobs of unequal GPU counts.
+// The program has O(pairs) variables, so only the pairs a scheduler lists
+// cost anything, not all n² of Gavel's formulation.
 //
 // # FIFO
 //
@@ -80,6 +88,22 @@
 // blocks the jobs behind it unless Backfill is set; Preemptive ignores where
 // jobs run now, as Gavel's aware FIFO does. The Decision's Objective is the
 // number of jobs scheduled.
+//
+// # Jobs left out of a round
+//
+// Every policy screens the snapshot with policy.Screen: a job that is
+// invalid or can never fit is left out, with its reason, in the Decision's
+// Unscheduled, and the others are scheduled; only a snapshot malformed as a
+// whole fails. Beyond Screen, a policy leaves out an elastic job without a
+// GPU count (Gavel runs a job on the GPUs it asks for) and an elastic job
+// whose GPU count no type it can run on holds. FinishTimeFairness and
+// Makespan leave out a job whose length (StepsTotal) is unknown, since
+// neither ρ_j nor R_j/y_j exists without it; FinishTimeFairness keeps such a
+// job's isolated-time account as it was, to resume when the job comes back.
+// MaxMinFairness and WaterFilling leave out a job whose weight is so small
+// that s_j/w_j overflows. MinCost with SLO schedules a job with a deadline
+// but no known length without a deadline constraint, and warns, as it does
+// for a deadline that has passed.
 //
 // # Where this implementation differs from Gavel's code
 //

@@ -13,10 +13,10 @@ import (
 func init() {
 	policy.Register("gavel.fifo",
 		"Gavel FIFO, heterogeneity-aware: jobs in arrival order take the fastest type with enough free GPUs",
-		variantFactory(false, false, newFIFO))
+		policy.InRounds(variantFactory(false, false, newFIFO)))
 	policy.Register("gavel.fifo-agnostic",
 		"Gavel FIFO, heterogeneity-agnostic baseline: jobs in arrival order take the type with the most free GPUs",
-		variantFactory(true, false, newFIFO))
+		policy.InRounds(variantFactory(true, false, newFIFO)))
 }
 
 func newFIFO() (policy.Policy, switches) {
@@ -72,9 +72,9 @@ func (p *FIFO) Name() string {
 
 // Allocate assigns the snapshot's jobs to types in FIFO order.
 func (p *FIFO) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
-	jobs, err := prepare(ctx, p.Name(), s)
+	s, jobs, out, err := prepare(ctx, p.Name(), s)
 	if err != nil || len(jobs) == 0 {
-		return empty(p.Name(), err)
+		return empty(p.Name(), out, err)
 	}
 	// jobs are in ID order, so a stable sort by arrival breaks ties by ID.
 	queue := slices.Clone(jobs)
@@ -131,10 +131,11 @@ func (p *FIFO) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decisi
 		a[j.ID] = g
 	}
 	return &policy.Decision{
-		Policy:     p.Name(),
-		Objective:  float64(len(chosen)),
-		Allocation: a,
-		Warnings:   warnings,
+		Policy:      p.Name(),
+		Objective:   float64(len(chosen)),
+		Allocation:  a,
+		Unscheduled: out,
+		Warnings:    warnings,
 	}, nil
 }
 

@@ -368,23 +368,35 @@ func TestFIFOInvalid(t *testing.T) {
 		mutate func(*policy.Snapshot)
 		want   string
 	}{
-		{"unknown accelerator", func(s *policy.Snapshot) { s.Jobs[1].Throughput = shares{"tpu": 3} }, `job "B": throughput`},
+		{"unknown accelerator", func(s *policy.Snapshot) { s.Jobs[1].Throughput = shares{"tpu": 3} }, `throughput`},
 		{"elastic without GPUs", func(s *policy.Snapshot) {
 			s.Jobs[1].GPUs, s.Jobs[1].Elastic = 0, &policy.Elastic{BatchSize: 32}
-		}, `job "B": gpus: 0`},
-		{"arrival after now", func(s *policy.Snapshot) { s.Jobs[1].Arrival = time.Second }, `job "B": arrival`},
+		}, `gpus: 0`},
+		{"arrival after now", func(s *policy.Snapshot) { s.Jobs[1].Arrival = time.Second }, `arrival`},
 		{"unknown server", func(s *policy.Snapshot) {
 			s.Jobs[1].Placement = []allocation.Assignment{{Server: "nowhere", GPUs: 1}}
-		}, `job "B": placement`},
-		{"too many GPUs", func(s *policy.Snapshot) { s.Jobs[1].GPUs = 3 }, `job "B": gpus`},
+		}, `placement`},
+		{"too many GPUs", func(s *policy.Snapshot) { s.Jobs[1].GPUs = 3 }, `gpus`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &policy.Snapshot{Cluster: handCluster(), Jobs: handJobs()}
 			tc.mutate(s)
 			for _, p := range []*FIFO{{}, {Agnostic: true}} {
-				_, err := p.Allocate(context.Background(), s)
-				if !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), tc.want) {
-					t.Fatalf("%s: err = %v, want ErrInvalidSnapshot naming %s", p.Name(), err, tc.want)
+				// B is left out with its reason; the others are scheduled.
+				d, err := p.Allocate(context.Background(), s)
+				if err != nil {
+					t.Fatalf("%s: %v", p.Name(), err)
+				}
+				if why, ok := d.Unscheduled["B"]; !ok || len(d.Unscheduled) != 1 || !strings.HasPrefix(why, tc.want) {
+					t.Errorf("%s: Unscheduled = %v, want B left out for %s", p.Name(), d.Unscheduled, tc.want)
+				}
+				if _, ok := d.Allocation["B"]; ok || len(d.Allocation) != len(s.Jobs)-1 {
+					t.Errorf("%s: Allocation = %v, want every job but B", p.Name(), d.Allocation)
+				}
+				// Strict fails the round instead, naming the job.
+				_, err = policy.Strict(p).Allocate(context.Background(), s)
+				if !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), `job "B": `+tc.want) {
+					t.Fatalf("Strict %s: err = %v, want ErrInvalidSnapshot naming %s", p.Name(), err, tc.want)
 				}
 			}
 		})
@@ -420,13 +432,29 @@ func TestFIFORegistered(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, ok := p.(*FIFO)
+		r, ok := p.(*policy.Rounds)
+		if !ok {
+			t.Fatalf("New(%q, %s) = %T, want a *policy.Rounds", tc.name, tc.config, p)
+		}
+		f, ok := r.Shares.(*FIFO)
 		if !ok || *f != tc.want {
 			t.Errorf("New(%q, %s) = %#v, want %+v", tc.name, tc.config, p, tc.want)
 		}
 		if p.Name() != tc.want.Name() {
 			t.Errorf("New(%q, %s).Name() = %q", tc.name, tc.config, p.Name())
 		}
+	}
+	for _, cfg := range []string{`{"round_seconds": -1}`, `{"recompute_seconds": "x"}`, `{"recompute_seconds": 1e300}`} {
+		if _, err := policy.New("gavel.fifo", []byte(cfg)); !errors.Is(err, policy.ErrInvalidConfig) {
+			t.Errorf("New(gavel.fifo, %s) = %v, want ErrInvalidConfig", cfg, err)
+		}
+	}
+	p, err := policy.New("gavel.fifo", []byte(`{"round_seconds": 60, "recompute_seconds": 1920, "backfill": true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := p.(*policy.Rounds); r.Mechanism.Round != time.Minute || r.Recompute != 1920*time.Second || !r.Shares.(*FIFO).Backfill {
+		t.Errorf("round and recompute keys: got %v, %v, %+v", r.Mechanism.Round, r.Recompute, r.Shares)
 	}
 	if _, err := policy.New("gavel.fifo", []byte(`{"solver": "clp"}`)); !errors.Is(err, policy.ErrInvalidConfig) {
 		t.Errorf("FIFO has no solver: err = %v, want ErrInvalidConfig", err)

@@ -11,13 +11,13 @@ import (
 func init() {
 	policy.Register("gavel.ftf",
 		"Gavel finish-time fairness, heterogeneity-aware: minimizes the largest ratio of shared to isolated finish time",
-		variantFactory(false, false, newFTF))
+		policy.InRounds(variantFactory(false, false, newFTF)))
 	policy.Register("gavel.ftf-agnostic",
 		"Gavel finish-time fairness, heterogeneity-agnostic baseline: every type as fast as the job's fastest",
-		variantFactory(true, false, newFTF))
+		policy.InRounds(variantFactory(true, false, newFTF)))
 	policy.Register("gavel.ftf-ss",
 		"Gavel finish-time fairness with space sharing: pairs of jobs may share GPUs",
-		variantFactory(false, true, newFTF))
+		policy.InRounds(variantFactory(false, true, newFTF)))
 }
 
 func newFTF() (policy.Policy, switches) {
@@ -93,22 +93,20 @@ func (p *FinishTimeFairness) Name() string {
 // Allocate minimizes the largest finish-time fairness ratio and updates
 // State. It is not safe for concurrent use.
 func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
-	jobs, err := prepare(ctx, p.Name(), s)
+	s, jobs, out, err := prepare(ctx, p.Name(), s)
 	if err != nil {
 		return nil, err
 	}
-	if err := needSteps(p.Name(), jobs); err != nil {
-		return nil, err
-	}
-	pp, err := variantPairs(p.Name(), s.Cluster, jobs, p.Agnostic, p.SpaceSharing)
+	jobs, out = needSteps(p.Name(), jobs, out)
+	pp, warnings, err := variantPairs(p.Name(), s.Cluster, jobs, p.Agnostic, p.SpaceSharing)
 	if err != nil {
 		return nil, err
 	}
 	prog, ids, tput := newProgram(s.Cluster, jobs, p.Solver, bestIfAgnostic(p.Agnostic), pp...)
 	iso, isoX := isolated(s.Cluster, prog, tput)
-	p.account(jobs, iso)
+	p.account(jobs, iso, out)
 	if len(jobs) == 0 {
-		return empty(p.Name(), nil)
+		return empty(p.Name(), out, nil)
 	}
 
 	// The jobs still running, with t_j, R_j and D_j.
@@ -121,7 +119,7 @@ func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (
 		age := (s.Now - job.Arrival).Seconds()
 		active = append(active, ftfJob{j: j, age: age, remaining: r, isolated: p.State.Jobs[job.ID].Seconds + r/iso[j]})
 	}
-	d := &policy.Decision{Policy: p.Name()}
+	d := &policy.Decision{Policy: p.Name(), Unscheduled: out, Warnings: warnings}
 	if len(active) == 0 {
 		d.Allocation = prog.Allocation(ids, &allocation.Result{X: zeros(len(ids), len(tput[0]))})
 		return d, nil
@@ -255,9 +253,15 @@ func isolated(c allocation.Cluster, prog *allocation.Program, tput [][]float64) 
 }
 
 // account updates the isolated-time accounts for this call's jobs and
-// drops the accounts of jobs that left.
-func (p *FinishTimeFairness) account(jobs []*policy.Job, iso []float64) {
+// drops the accounts of jobs that left. A job left out of this call (a key
+// of out) keeps its account as it was, to resume when it is scheduled again.
+func (p *FinishTimeFairness) account(jobs []*policy.Job, iso []float64, out map[string]string) {
 	next := make(map[string]IsolatedAccount, len(jobs))
+	for id := range out {
+		if a, seen := p.State.Jobs[id]; seen {
+			next[id] = a
+		}
+	}
 	for j, job := range jobs {
 		a, seen := p.State.Jobs[job.ID]
 		if seen && job.StepsDone > a.StepsDone && a.Rate > 0 {

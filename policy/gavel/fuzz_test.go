@@ -113,7 +113,8 @@ func checkAllocate(t *testing.T, data []byte, s *policy.Snapshot, agnostic bool)
 // returns the decision, or nil if Allocate failed acceptably.
 func check(t *testing.T, before, s *policy.Snapshot, p *gavel.MaxMinFairness) *policy.Decision {
 	t.Helper()
-	invalid := policy.Validate(s)
+	// Only a snapshot malformed as a whole fails; Screen's jobs are left out.
+	_, left, invalid := policy.Screen(s)
 	d, err := allocateWithin(t, p, s)
 	if diff := cmp.Diff(before, s); diff != "" {
 		t.Fatalf("%s modified the snapshot (-before +after):\n%s", p.Name(), diff)
@@ -124,7 +125,7 @@ func check(t *testing.T, before, s *policy.Snapshot, p *gavel.MaxMinFairness) *p
 		}
 		if invalid != nil {
 			if !errors.Is(err, policy.ErrInvalidSnapshot) || err.Error() != invalid.Error() {
-				t.Fatalf("%s: error %v, want Validate's %v", p.Name(), err, invalid)
+				t.Fatalf("%s: error %v, want Screen's %v", p.Name(), err, invalid)
 			}
 			return nil
 		}
@@ -136,7 +137,12 @@ func check(t *testing.T, before, s *policy.Snapshot, p *gavel.MaxMinFairness) *p
 		t.Fatalf("%s: valid snapshot, unexpected error: %v", p.Name(), err)
 	}
 	if invalid != nil {
-		t.Fatalf("%s accepted a snapshot Validate rejects: %v", p.Name(), invalid)
+		t.Fatalf("%s accepted a snapshot Screen rejects: %v", p.Name(), invalid)
+	}
+	for id, why := range left {
+		if d.Unscheduled[id] != why {
+			t.Errorf("%s: job %q left out for %q, want Screen's %q", p.Name(), id, d.Unscheduled[id], why)
+		}
 	}
 	if d.Policy != p.Name() {
 		t.Errorf("decision policy %q, want %q", d.Policy, p.Name())
@@ -147,10 +153,16 @@ func check(t *testing.T, before, s *policy.Snapshot, p *gavel.MaxMinFairness) *p
 	if err := d.Allocation.Validate(s.Cluster); err != nil {
 		t.Fatalf("%s: invalid allocation: %v\n%+v", p.Name(), err, d.Allocation)
 	}
-	if len(d.Allocation) != len(s.Jobs) {
-		t.Errorf("%s: %d grants for %d jobs", p.Name(), len(d.Allocation), len(s.Jobs))
+	if len(d.Allocation)+len(d.Unscheduled) != len(s.Jobs) {
+		t.Errorf("%s: %d grants and %d left out for %d jobs", p.Name(), len(d.Allocation), len(d.Unscheduled), len(s.Jobs))
 	}
 	for _, j := range s.Jobs {
+		if why, out := d.Unscheduled[j.ID]; out {
+			if _, ok := d.Allocation[j.ID]; ok || why == "" {
+				t.Errorf("%s: job %q left out for %q and granted", p.Name(), j.ID, why)
+			}
+			continue
+		}
 		g, ok := d.Allocation[j.ID]
 		if !ok {
 			t.Errorf("%s: no grant for job %q", p.Name(), j.ID)

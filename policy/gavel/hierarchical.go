@@ -14,13 +14,13 @@ import (
 func init() {
 	policy.Register("gavel.hierarchical",
 		"Gavel hierarchical max-min fairness: water-filling across weighted tenants, fairness or FIFO within each",
-		func(config []byte) (policy.Policy, error) {
+		policy.InRounds(func(config []byte) (policy.Policy, error) {
 			p := &Hierarchical{}
 			if err := policy.DecodeConfig(config, p); err != nil {
 				return nil, err
 			}
 			return p, p.check()
-		})
+		}))
 }
 
 // Hierarchical is Gavel's hierarchical (multi-level) fairness: tenants share
@@ -83,9 +83,9 @@ func (p *Hierarchical) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	jobs, err := prepare(ctx, p.Name(), s)
+	s, jobs, out, err := prepare(ctx, p.Name(), s)
 	if err != nil || len(jobs) == 0 {
-		return empty(p.Name(), err)
+		return empty(p.Name(), out, err)
 	}
 	n := len(jobs)
 	level := make([]float64, n)
@@ -140,7 +140,7 @@ func (p *Hierarchical) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 	} else if ctx.Err() != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}
-	return &policy.Decision{Policy: p.Name(), Objective: first, Allocation: prog.Allocation(ids, x)}, nil
+	return &policy.Decision{Policy: p.Name(), Objective: first, Allocation: prog.Allocation(ids, x), Unscheduled: out}, nil
 }
 
 // weights returns this round's w_j for the unfrozen jobs (0 for frozen ones).

@@ -27,13 +27,13 @@ type MaxMinFairness struct {
 func init() {
 	policy.Register("gavel.las",
 		"Gavel max-min fairness (LAS), heterogeneity-aware: equalizes normalized throughput",
-		variantFactory(false, false, newLAS))
+		policy.InRounds(variantFactory(false, false, newLAS)))
 	policy.Register("gavel.las-agnostic",
 		"Gavel max-min fairness (LAS), heterogeneity-agnostic baseline: equalizes GPU time",
-		variantFactory(true, false, newLAS))
+		policy.InRounds(variantFactory(true, false, newLAS)))
 	policy.Register("gavel.las-ss",
 		"Gavel max-min fairness (LAS) with space sharing: pairs of jobs may share GPUs",
-		variantFactory(false, true, newLAS))
+		policy.InRounds(variantFactory(false, true, newLAS)))
 }
 
 func newLAS() (policy.Policy, switches) {
@@ -47,14 +47,14 @@ func (p *MaxMinFairness) Name() string { return variant("gavel.las", p.Agnostic,
 // Allocate solves the max-min program for the snapshot's jobs. Every job
 // gets a Grant with its GPU count; the Decision's Objective is t*.
 func (p *MaxMinFairness) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
-	jobs, err := prepare(ctx, p.Name(), s)
+	s, jobs, out, err := prepare(ctx, p.Name(), s)
+	if err == nil {
+		jobs, out = p.check(jobs, out)
+	}
 	if err != nil || len(jobs) == 0 {
-		return empty(p.Name(), err)
+		return empty(p.Name(), out, err)
 	}
-	if err := p.check(jobs); err != nil {
-		return nil, err
-	}
-	pp, err := variantPairs(p.Name(), s.Cluster, jobs, p.Agnostic, p.SpaceSharing)
+	pp, warnings, err := variantPairs(p.Name(), s.Cluster, jobs, p.Agnostic, p.SpaceSharing)
 	if err != nil {
 		return nil, err
 	}
@@ -67,22 +67,27 @@ func (p *MaxMinFairness) Allocate(ctx context.Context, s *policy.Snapshot) (*pol
 		proportionalSplit(prog, s.Cluster, res.X)
 	}
 	return &policy.Decision{
-		Policy:     p.Name(),
-		Objective:  res.Objective * unit,
-		Allocation: prog.Allocation(ids, res),
+		Policy:      p.Name(),
+		Objective:   res.Objective * unit,
+		Allocation:  prog.Allocation(ids, res),
+		Unscheduled: out,
+		Warnings:    warnings,
 	}, nil
 }
 
-// check rejects weights so small that s_j/w_j overflows: such a job has no
-// finite term.
-func (p *MaxMinFairness) check(jobs []*policy.Job) error {
+// check leaves out, recording why in out, the jobs whose weight is so small
+// that s_j/w_j overflows (such a job has no finite term), and returns the
+// others.
+func (p *MaxMinFairness) check(jobs []*policy.Job, out map[string]string) ([]*policy.Job, map[string]string) {
+	kept := jobs[:0:0]
 	for _, j := range jobs {
 		if s := float64(j.GPUs) / j.EffectiveWeight(); math.IsInf(s, 0) {
-			return fmt.Errorf("%w: job %q: weight: %v is too small for a finite fairness term",
-				policy.ErrInvalidSnapshot, j.ID, j.Weight)
+			out = leave(out, j.ID, fmt.Sprintf("weight: %v is too small for a finite fairness term", j.Weight))
+			continue
 		}
+		kept = append(kept, j)
 	}
-	return nil
+	return kept, out
 }
 
 // program builds the max-min LP: one term (s_j/w_j)·y_j/T^prop_j per job,

@@ -332,8 +332,11 @@ func TestMaxMinFairnessNoTimeWhereItCannotRun(t *testing.T) {
 }
 
 // A share of a few 1e-9 on a type where the job is 1000× faster can be what
-// lifts it to t*: results must not round small shares away. (Found by
-// FuzzGeneratedSnapshot.)
+// lifts it to t* (found by FuzzGeneratedSnapshot). Decisions drop shares
+// below allocation.Tolerance, which no binder can carry out (a job run for
+// 1e-9 of a round), so such a job falls short of t* by what the dropped
+// share was worth: here 3.7e-5 of t*, and never more than 1e-6 of its
+// time on each type times its throughput there.
 func TestMaxMinFairnessTinySharesCount(t *testing.T) {
 	s := &policy.Snapshot{
 		Cluster: allocation.Cluster{Servers: []allocation.Server{
@@ -354,8 +357,15 @@ func TestMaxMinFairnessTinySharesCount(t *testing.T) {
 			t.Fatal(err)
 		}
 		for id, v := range terms(s, d, false) {
-			if v < d.Objective*(1-1e-7) {
+			if v < d.Objective*(1-1e-4) {
 				t.Errorf("%s: job %s term %v below t* %v (relative %.2g)", solver, id, v, d.Objective, 1-v/d.Objective)
+			}
+		}
+		for id, g := range d.Allocation {
+			for k, x := range g.Shares {
+				if x > 0 && x < allocation.Tolerance {
+					t.Errorf("%s: job %s keeps a share of %v on %s", solver, id, x, k)
+				}
 			}
 		}
 	}
@@ -411,9 +421,22 @@ func TestMaxMinFairnessInvalid(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &policy.Snapshot{Cluster: handCluster(), Jobs: handJobs()}
 			tc.mutate(&s.Jobs[1])
-			_, err := (&MaxMinFairness{}).Allocate(context.Background(), s)
-			if !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), `job "B": `+tc.want) {
-				t.Fatalf("err = %v, want ErrInvalidSnapshot naming job B and %s", err, tc.want)
+			// B is left out with its reason; the others share the cluster.
+			for _, p := range []policy.Policy{&MaxMinFairness{}, &WaterFilling{}} {
+				d, err := p.Allocate(context.Background(), s)
+				if err != nil {
+					t.Fatalf("%s: %v", p.Name(), err)
+				}
+				if why := d.Unscheduled["B"]; len(d.Unscheduled) != 1 || !strings.HasPrefix(why, tc.want) {
+					t.Errorf("%s: Unscheduled = %v, want B left out for %s", p.Name(), d.Unscheduled, tc.want)
+				}
+				if _, ok := d.Allocation["B"]; ok || len(d.Allocation) != len(s.Jobs)-1 || !(d.Objective > 0) {
+					t.Errorf("%s: Allocation = %v, objective %v; want every job but B, t* > 0", p.Name(), d.Allocation, d.Objective)
+				}
+				_, err = policy.Strict(p).Allocate(context.Background(), s)
+				if !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), `job "B": `+tc.want) {
+					t.Fatalf("Strict %s: err = %v, want ErrInvalidSnapshot naming job B and %s", p.Name(), err, tc.want)
+				}
 			}
 		})
 	}

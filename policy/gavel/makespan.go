@@ -11,13 +11,13 @@ import (
 func init() {
 	policy.Register("gavel.makespan",
 		"Gavel minimum makespan, heterogeneity-aware: finishes the last job as early as possible",
-		variantFactory(false, false, newMakespan))
+		policy.InRounds(variantFactory(false, false, newMakespan)))
 	policy.Register("gavel.makespan-agnostic",
 		"Gavel minimum makespan, heterogeneity-agnostic baseline: every type as fast as the job's fastest",
-		variantFactory(true, false, newMakespan))
+		policy.InRounds(variantFactory(true, false, newMakespan)))
 	policy.Register("gavel.makespan-ss",
 		"Gavel minimum makespan with space sharing: pairs of jobs may share GPUs",
-		variantFactory(false, true, newMakespan))
+		policy.InRounds(variantFactory(false, true, newMakespan)))
 }
 
 func newMakespan() (policy.Policy, switches) {
@@ -53,14 +53,14 @@ func (p *Makespan) Name() string { return variant("gavel.makespan", p.Agnostic, 
 
 // Allocate solves the program for the snapshot's jobs.
 func (p *Makespan) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
-	jobs, err := prepare(ctx, p.Name(), s)
+	s, jobs, out, err := prepare(ctx, p.Name(), s)
+	if err == nil {
+		jobs, out = needSteps(p.Name(), jobs, out)
+	}
 	if err != nil || len(jobs) == 0 {
-		return empty(p.Name(), err)
+		return empty(p.Name(), out, err)
 	}
-	if err := needSteps(p.Name(), jobs); err != nil {
-		return nil, err
-	}
-	pp, err := variantPairs(p.Name(), s.Cluster, jobs, p.Agnostic, p.SpaceSharing)
+	pp, warnings, err := variantPairs(p.Name(), s.Cluster, jobs, p.Agnostic, p.SpaceSharing)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (p *Makespan) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.De
 			terms = append(terms, prog.Throughput(j).Div(remaining))
 		}
 	}
-	d := &policy.Decision{Policy: p.Name()}
+	d := &policy.Decision{Policy: p.Name(), Unscheduled: out, Warnings: warnings}
 	if len(terms) == 0 { // every job is done
 		zero := make([][]float64, len(ids))
 		for j := range zero {

@@ -11,36 +11,94 @@ import (
 	"github.com/dlsched/dlsched/policy"
 )
 
-// prepare validates s and returns its jobs in ID order, after checking what
-// every Gavel policy needs beyond Validate: each job has a GPU count that some
-// type it can run on holds (Validate lets elastic jobs through without one,
-// and such a job would silently get nothing here).
-func prepare(ctx context.Context, name string, s *policy.Snapshot) ([]*policy.Job, error) {
-	if err := policy.Validate(s); err != nil {
-		return nil, err
+// prepare screens s (policy.Screen) and returns the screened snapshot, its
+// jobs in ID order and the jobs left out with why. Beyond Screen, it leaves
+// out what no Gavel policy can schedule: an elastic job without a GPU count
+// (Gavel runs jobs on the GPUs they ask for) and one whose GPU count no type
+// it can run on holds (Screen lets elastic jobs through without that check).
+// Only a snapshot malformed as a whole, or a cancelled ctx, is an error.
+func prepare(ctx context.Context, name string, s *policy.Snapshot) (*policy.Snapshot, []*policy.Job, map[string]string, error) {
+	s, out, err := policy.Screen(s)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	jobs := sortedJobs(s.Jobs)
-	for _, j := range jobs {
+	all := sortedJobs(s.Jobs)
+	jobs := all[:0:0]
+	room := make(map[shape]int)
+	for _, j := range all {
 		if j.GPUs == 0 {
-			return nil, fmt.Errorf("%w: job %q: gpus: 0; %s needs the number of GPUs the job runs on",
-				policy.ErrInvalidSnapshot, j.ID, name)
+			out = leave(out, j.ID, fmt.Sprintf("gpus: 0; %s needs the number of GPUs the job runs on", name))
+			continue
 		}
-		if err := j.Runnable(s.Cluster); err != nil {
-			return nil, err
+		if j.Elastic == nil {
+			// Screen checked that its GPU count fits.
+		} else if err := j.Runnable(s.Cluster); err != nil {
+			out = leave(out, j.ID, policy.Reason(err))
+			continue
 		}
+		jobs = append(jobs, shaped(j, s.Cluster, room))
 	}
-	return jobs, nil
+	return s, jobs, out, nil
 }
 
-// empty returns the decision for a snapshot without jobs, or err.
-func empty(name string, err error) (*policy.Decision, error) {
+// shaped returns j, or a copy of it without throughput on the types whose
+// servers cannot hold its GPUs in whole workers: the programs count a type's
+// GPUs, and must not give a job time where its workers do not fit. room
+// memoizes the types' whole-worker capacity.
+func shaped(j *policy.Job, c allocation.Cluster, room map[shape]int) *policy.Job {
+	w := j.Worker()
+	if w <= 1 {
+		return j
+	}
+	var thr map[allocation.Accelerator]float64
+	for k, x := range j.Throughput {
+		sh := shape{k, w}
+		n, ok := room[sh]
+		if !ok {
+			n = c.WorkerGPUs(k, w)
+			room[sh] = n
+		}
+		if x > 0 && n < j.GPUs {
+			if thr == nil {
+				thr = maps.Clone(j.Throughput)
+			}
+			delete(thr, k)
+		}
+	}
+	if thr == nil {
+		return j
+	}
+	cp := *j
+	cp.Throughput = thr
+	return &cp
+}
+
+// shape is an accelerator type and a worker size.
+type shape struct {
+	t allocation.Accelerator
+	w int
+}
+
+// leave records in out, allocating it if need be, that job id is left out
+// of the round and why.
+func leave(out map[string]string, id, why string) map[string]string {
+	if out == nil {
+		out = make(map[string]string)
+	}
+	out[id] = why
+	return out
+}
+
+// empty returns the decision for a snapshot without jobs to schedule, with
+// the jobs left out, or err.
+func empty(name string, out map[string]string, err error) (*policy.Decision, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &policy.Decision{Policy: name, Allocation: allocation.Allocation{}}, nil
+	return &policy.Decision{Policy: name, Allocation: allocation.Allocation{}, Unscheduled: out}, nil
 }
 
 // newProgram builds the allocation program of jobs on c with throughput
@@ -65,26 +123,32 @@ func newProgram(c allocation.Cluster, jobs []*policy.Job, solver allocation.Solv
 }
 
 // pairs returns the space-sharing pairs among jobs (in ID order): two jobs
-// pair when each lists the other in Colocated. A pair of jobs with unequal
-// GPU counts is an error: Gavel shares GPUs only between jobs of one size.
-func pairs(c allocation.Cluster, jobs []*policy.Job) ([]allocation.Pair, error) {
+// pair when each lists the other in Colocated. Gavel shares GPUs only
+// between jobs of one size: two jobs of unequal GPU counts that list each
+// other do not pair, and a warning says so.
+func pairs(c allocation.Cluster, jobs []*policy.Job) ([]allocation.Pair, []string) {
 	index := make(map[string]int, len(jobs))
 	for j, job := range jobs {
 		index[job.ID] = j
 	}
 	types := c.Types()
 	var out []allocation.Pair
+	var warnings []string
 	for a, ja := range jobs {
 		for _, id := range slices.Sorted(maps.Keys(ja.Colocated)) {
-			b := index[id]
+			b, in := index[id]
+			if !in {
+				continue // the partner is left out of the round
+			}
 			jb := jobs[b]
 			back, ok := jb.Colocated[ja.ID]
 			if b <= a || !ok {
 				continue // each pair once; one-sided data does not pair
 			}
 			if ja.GPUs != jb.GPUs {
-				return nil, fmt.Errorf("%w: job %q: colocated[%s]: jobs of %d and %d GPUs cannot share GPUs",
-					policy.ErrInvalidSnapshot, ja.ID, id, ja.GPUs, jb.GPUs)
+				warnings = append(warnings, fmt.Sprintf("job %q: colocated[%s]: jobs of %d and %d GPUs cannot share GPUs; they do not pair",
+					ja.ID, id, ja.GPUs, jb.GPUs))
+				continue
 			}
 			p := allocation.Pair{A: a, B: b, ThroughputA: make([]float64, len(types)), ThroughputB: make([]float64, len(types))}
 			for k, t := range types {
@@ -93,7 +157,7 @@ func pairs(c allocation.Cluster, jobs []*policy.Job) ([]allocation.Pair, error) 
 			out = append(out, p)
 		}
 	}
-	return out, nil
+	return out, warnings
 }
 
 // normalized builds the allocation program of jobs on c and each job's
@@ -184,22 +248,26 @@ func variantFactory(agnostic, ss bool, fresh func() (policy.Policy, switches)) p
 }
 
 // variantPairs checks the variant switches and returns the space-sharing
-// pairs among jobs when ss is set.
-func variantPairs(name string, c allocation.Cluster, jobs []*policy.Job, agnostic, ss bool) ([]allocation.Pair, error) {
+// pairs among jobs when ss is set, with warnings about pairs it dropped.
+func variantPairs(name string, c allocation.Cluster, jobs []*policy.Job, agnostic, ss bool) ([]allocation.Pair, []string, error) {
 	if err := checkVariant(name, agnostic, ss); err != nil || !ss {
-		return nil, err
+		return nil, nil, err
 	}
-	return pairs(c, jobs)
+	pp, warnings := pairs(c, jobs)
+	return pp, warnings, nil
 }
 
-// needSteps reports a job whose length is unknown to a policy that needs
-// every job's remaining steps.
-func needSteps(name string, jobs []*policy.Job) error {
+// needSteps leaves out, recording why in out, the jobs whose length is
+// unknown to a policy that needs every job's remaining steps, and returns
+// the others.
+func needSteps(name string, jobs []*policy.Job, out map[string]string) ([]*policy.Job, map[string]string) {
+	kept := jobs[:0:0]
 	for _, j := range jobs {
 		if j.StepsTotal == 0 {
-			return fmt.Errorf("%w: job %q: steps_total: unknown; %s needs every job's remaining steps",
-				policy.ErrInvalidSnapshot, j.ID, name)
+			out = leave(out, j.ID, fmt.Sprintf("steps_total: unknown; %s needs every job's remaining steps", name))
+			continue
 		}
+		kept = append(kept, j)
 	}
-	return nil
+	return kept, out
 }

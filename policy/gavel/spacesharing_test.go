@@ -76,10 +76,23 @@ func TestSpaceSharingInvalid(t *testing.T) {
 	s := sharedPair(0.75)
 	s.Cluster = oneType(2)
 	s.Jobs[1].GPUs = 2
+	// Jobs of unequal GPU counts do not pair; both run, and a warning
+	// names the pair.
 	for _, p := range []policy.Policy{&MaxMinFairness{SpaceSharing: true}, &Makespan{SpaceSharing: true}, &FinishTimeFairness{SpaceSharing: true}} {
-		_, err := p.Allocate(context.Background(), s)
-		if !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), "colocated[B]") {
-			t.Errorf("%s: err = %v, want ErrInvalidSnapshot naming colocated[B]", p.Name(), err)
+		d, err := p.Allocate(context.Background(), s)
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name(), err)
+		}
+		if len(d.Unscheduled) != 0 || len(d.Allocation) != 2 {
+			t.Errorf("%s: Unscheduled %v, Allocation %v; want both jobs scheduled", p.Name(), d.Unscheduled, d.Allocation)
+		}
+		for id, g := range d.Allocation {
+			if len(g.Pairs) != 0 {
+				t.Errorf("%s: job %s pairs %v, want no pair", p.Name(), id, g.Pairs)
+			}
+		}
+		if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "colocated[B]") {
+			t.Errorf("%s: warnings %q, want one naming colocated[B]", p.Name(), d.Warnings)
 		}
 	}
 	if _, err := policy.New("gavel.las-ss", []byte(`{"agnostic": true}`)); !errors.Is(err, policy.ErrInvalidConfig) {

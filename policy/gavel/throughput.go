@@ -14,16 +14,16 @@ import (
 func init() {
 	policy.Register("gavel.max-throughput",
 		"Gavel maximum total throughput: maximizes the sum of the jobs' steps per second",
-		func(config []byte) (policy.Policy, error) {
+		policy.InRounds(func(config []byte) (policy.Policy, error) {
 			p := &MaxThroughput{}
 			return p, policy.DecodeConfig(config, p)
-		})
+		}))
 	policy.Register("gavel.min-cost",
 		"Gavel minimum cost: maximizes throughput per dollar, Σ_j Σ_k T_jk X_jk / price_k",
-		costFactory(false))
+		policy.InRounds(costFactory(false)))
 	policy.Register("gavel.min-cost-slo",
 		"Gavel minimum cost with SLOs: as gavel.min-cost, and each job with a deadline meets it when all can",
-		costFactory(true))
+		policy.InRounds(costFactory(true)))
 }
 
 func costFactory(slo bool) policy.Factory {
@@ -126,18 +126,20 @@ func (p *MinCost) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Dec
 // maximizeThroughput maximizes Σ_j Σ_k T_jk X_jk / price_k (price nil means
 // 1), with deadline constraints when slo is set.
 func maximizeThroughput(ctx context.Context, name string, s *policy.Snapshot, solver allocation.Solver, price []float64, slo bool) (*policy.Decision, error) {
-	jobs, err := prepare(ctx, name, s)
+	s, jobs, out, err := prepare(ctx, name, s)
 	if err != nil || len(jobs) == 0 {
-		return empty(name, err)
+		return empty(name, out, err)
 	}
+	d := &policy.Decision{Policy: name, Unscheduled: out}
 	var needs []float64 // per job, the throughput its deadline requires; 0 = none
 	if slo {
-		if needs, err = deadlines(name, s, jobs); err != nil {
-			return nil, err
-		}
+		needs = deadlines(s, jobs)
 	}
-	d := &policy.Decision{Policy: name}
 	for j, r := range needs {
+		if math.IsNaN(r) {
+			d.Warnings = append(d.Warnings, fmt.Sprintf("job %q: steps_total: unknown; without the remaining steps its deadline sets no constraint", jobs[j].ID))
+			needs[j] = 0
+		}
 		if math.IsInf(r, 1) {
 			d.Warnings = append(d.Warnings, fmt.Sprintf("job %q: its deadline has passed; no constraint for it", jobs[j].ID))
 			needs[j] = 0
@@ -181,17 +183,17 @@ func maximizeThroughput(ctx context.Context, name string, s *policy.Snapshot, so
 }
 
 // deadlines returns, per job, the throughput R_j/(deadline_j − now) that
-// meets its deadline, or 0 for jobs without one. A job with a deadline must
-// know its remaining steps.
-func deadlines(name string, s *policy.Snapshot, jobs []*policy.Job) ([]float64, error) {
+// meets its deadline, 0 for jobs without one, +Inf for a deadline that has
+// passed and NaN for a job with a deadline whose length is unknown.
+func deadlines(s *policy.Snapshot, jobs []*policy.Job) []float64 {
 	needs := make([]float64, len(jobs))
 	for j, job := range jobs {
 		if job.Deadline == 0 {
 			continue
 		}
 		if job.StepsTotal == 0 {
-			return nil, fmt.Errorf("%w: job %q: steps_total: unknown; %s needs the remaining steps of a job with a deadline",
-				policy.ErrInvalidSnapshot, job.ID, name)
+			needs[j] = math.NaN()
+			continue
 		}
 		left := (job.Deadline - s.Now).Seconds()
 		remaining := job.StepsTotal - job.StepsDone
@@ -203,5 +205,5 @@ func deadlines(name string, s *policy.Snapshot, jobs []*policy.Job) ([]float64, 
 			needs[j] = remaining / left
 		}
 	}
-	return needs, nil
+	return needs
 }

@@ -148,16 +148,25 @@ func TestThroughputPoliciesInvalid(t *testing.T) {
 	}{
 		{"missing price", &MinCost{Prices: map[allocation.Accelerator]float64{"v100": 1}}, policy.ErrInvalidConfig, `no price for accelerator "k80"`},
 		{"zero price", &MinCost{Prices: map[allocation.Accelerator]float64{"v100": 1, "k80": 0}}, policy.ErrInvalidConfig, "prices[k80]: 0"},
-		{"deadline without steps", &MinCost{Prices: map[allocation.Accelerator]float64{"v100": 1, "k80": 1}, SLO: true}, policy.ErrInvalidSnapshot, `job "A": steps_total`},
-		{"makespan without steps", &Makespan{}, policy.ErrInvalidSnapshot, `job "A": steps_total`},
 	} {
 		_, err := tc.policy.Allocate(context.Background(), s)
 		if !errors.Is(err, tc.target) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %v containing %q", tc.name, err, tc.target, tc.want)
 		}
 	}
+	// A deadline without a known length sets no constraint, with a
+	// warning; Makespan leaves a job of unknown length out.
+	d, err := (&MinCost{Prices: map[allocation.Accelerator]float64{"v100": 1, "k80": 1}, SLO: true}).Allocate(context.Background(), s)
+	if err != nil || len(d.Unscheduled) != 0 || len(d.Allocation) != len(s.Jobs) ||
+		len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], `job "A": steps_total`) {
+		t.Errorf("deadline without steps: %+v, %v; want every job scheduled and a warning naming A's steps_total", d, err)
+	}
+	d, err = (&Makespan{}).Allocate(context.Background(), s)
+	if err != nil || len(d.Unscheduled) != 1 || !strings.HasPrefix(d.Unscheduled["A"], "steps_total") {
+		t.Errorf("makespan without steps: %+v, %v; want A left out for steps_total", d, err)
+	}
 	// The zero value prices K80s and V100s like Gavel: $0.135 and $0.74.
-	d, err := (&MinCost{}).Allocate(context.Background(), handSnapshot())
+	d, err = (&MinCost{}).Allocate(context.Background(), handSnapshot())
 	if err != nil || math.Abs(d.Objective-2/0.135) > 1e-6 {
 		t.Errorf("MinCost{}: objective %v, %v; want 2/0.135 (both jobs on K80s)", d, err)
 	}

@@ -12,10 +12,10 @@ import (
 func init() {
 	policy.Register("gavel.water-filling",
 		"Gavel water-filling max-min fairness (leximin), heterogeneity-aware: raises every job that can still rise",
-		variantFactory(false, false, newWaterFilling))
+		policy.InRounds(variantFactory(false, false, newWaterFilling)))
 	policy.Register("gavel.water-filling-agnostic",
 		"Gavel water-filling max-min fairness (leximin), heterogeneity-agnostic baseline",
-		variantFactory(true, false, newWaterFilling))
+		policy.InRounds(variantFactory(true, false, newWaterFilling)))
 }
 
 func newWaterFilling() (policy.Policy, switches) {
@@ -56,13 +56,13 @@ func (p *WaterFilling) Name() string {
 
 // Allocate computes the leximin allocation for the snapshot's jobs.
 func (p *WaterFilling) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
-	jobs, err := prepare(ctx, p.Name(), s)
-	if err != nil || len(jobs) == 0 {
-		return empty(p.Name(), err)
-	}
+	s, jobs, out, err := prepare(ctx, p.Name(), s)
 	mm := &MaxMinFairness{Agnostic: p.Agnostic, Solver: p.Solver}
-	if err := mm.check(jobs); err != nil {
-		return nil, err
+	if err == nil {
+		jobs, out = mm.check(jobs, out)
+	}
+	if err != nil || len(jobs) == 0 {
+		return empty(p.Name(), out, err)
 	}
 	prog, ids, terms, unit := mm.program(s.Cluster, jobs)
 	levels, x, err := fill(ctx, prog, terms)
@@ -70,9 +70,10 @@ func (p *WaterFilling) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}
 	return &policy.Decision{
-		Policy:     p.Name(),
-		Objective:  levels[0] * unit,
-		Allocation: prog.Allocation(ids, x),
+		Policy:      p.Name(),
+		Objective:   levels[0] * unit,
+		Allocation:  prog.Allocation(ids, x),
+		Unscheduled: out,
 	}, nil
 }
 

@@ -15,7 +15,7 @@ import (
 
 func init() {
 	policy.Register("pollux.optimus",
-		"Optimus baseline: adds GPUs one at a time to the job whose remaining time shrinks most, at its fixed batch size",
+		"Optimus baseline: adds GPUs a worker at a time to the job whose remaining time shrinks most, at its fixed batch size",
 		func(config []byte) (policy.Policy, error) {
 			p := &Optimus{}
 			return p, policy.DecodeConfig(config, p)
@@ -31,17 +31,20 @@ func init() {
 // Optimus is the Optimus baseline of Pollux's evaluation: each job keeps its
 // batch size (Elastic.BatchSize) and the policy only chooses GPU counts.
 // Jobs get their smallest GPU count in arrival order while GPUs last; then
-// GPUs are added one at a time to the job with the largest
+// GPUs are added a worker at a time (w = Job.Worker() GPUs, one for a job
+// without worker size) to the job with the largest
 //
-//	(T_j(k) − T_j(k+1)) · R_j,
+//	(T_j(k) − T_j(k+w)) · R_j / w,
 //
-// the time its remaining R_j steps would save, where T_j(k) is its
-// iteration time on k GPUs packed on as few nodes as possible (with
+// the time its remaining R_j steps would save per GPU added, where T_j(k)
+// is its iteration time on k GPUs packed on as few nodes as possible (with
 // gradient accumulation when the batch does not fit LocalBatchMax per GPU).
-// A job without a fitted Perf is taken to scale linearly, and a job without
-// Elastic facts gets exactly its GPUs. Jobs are packed onto servers, the
-// largest first, each on the fewest servers that hold it. Optimus keeps no
-// state.
+// A job's counts are whole workers within [MinGPUs, MaxGPUs]. A job without
+// a fitted Perf is taken to scale linearly, and a job without Elastic facts
+// gets exactly its GPUs. Jobs are packed onto servers, the largest first,
+// each on the fewest servers that hold it in whole workers; an elastic job
+// whose workers do not fit the GPUs left in pieces runs on fewer workers,
+// down to its smallest count. Optimus keeps no state.
 type Optimus struct{}
 
 // Name returns "pollux.optimus".
@@ -49,7 +52,8 @@ func (*Optimus) Name() string { return "pollux.optimus" }
 
 // Allocate assigns GPUs greedily by marginal gain.
 func (o *Optimus) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
-	if err := begin(ctx, s); err != nil {
+	s, out, err := begin(ctx, s, leastElastic)
+	if err != nil {
 		return nil, err
 	}
 	jobs := byArrival(s.Jobs)
@@ -69,12 +73,13 @@ func (o *Optimus) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Dec
 	for i, j := range jobs {
 		lo[i], hi[i] = j.GPUs, j.GPUs
 		if e := j.Elastic; e != nil {
-			lo[i] = max(e.MinGPUs, 1)
+			lo[i] = leastElastic(j)
 			hi[i] = max(e.MaxBatchSize, e.BatchSize) / max(e.LocalBatchMin, 1)
 			if e.MaxGPUs > 0 {
 				hi[i] = min(hi[i], e.MaxGPUs)
 			}
-			hi[i] = max(min(hi[i], s.Cluster.TotalGPUs()), lo[i])
+			hi[i] = min(hi[i], s.Cluster.TotalGPUs())
+			hi[i] = max(hi[i]-hi[i]%j.Worker(), lo[i])
 		}
 		for _, t := range s.Cluster.Types() {
 			if usable(j, t) && free[t] >= lo[i] && (typ[i] == "" || free[t] > free[typ[i]]) {
@@ -89,11 +94,12 @@ func (o *Optimus) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Dec
 	for {
 		best, gain := -1, 0.0
 		for i, j := range jobs {
-			k := gpus[i]
-			if k == 0 || k >= hi[i] || free[typ[i]] == 0 {
+			k, w := gpus[i], j.Worker()
+			if k == 0 || k >= hi[i] || free[typ[i]] < w {
 				continue
 			}
-			g := (iterTime(j, k, nodeGPUs) - iterTime(j, k+1, nodeGPUs)) * remaining(j)
+			// Per GPU, so that jobs of large workers are not favoured.
+			g := (iterTime(j, k, nodeGPUs) - iterTime(j, k+w, nodeGPUs)) * remaining(j) / float64(w)
 			if g > gain {
 				best, gain = i, g
 			}
@@ -101,10 +107,10 @@ func (o *Optimus) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Dec
 		if best < 0 {
 			break
 		}
-		gpus[best]++
-		free[typ[best]]--
+		gpus[best] += jobs[best].Worker()
+		free[typ[best]] -= jobs[best].Worker()
 	}
-	d := &policy.Decision{Policy: o.Name(), Allocation: allocation.Allocation{}}
+	d := &policy.Decision{Policy: o.Name(), Allocation: allocation.Allocation{}, Unscheduled: out}
 	order := make([]int, len(jobs))
 	for i := range order {
 		order[i] = i
@@ -112,8 +118,12 @@ func (o *Optimus) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Dec
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(gpus[b], gpus[a]) })
 	g := placement.NewGangs(s.Cluster)
 	for _, i := range order {
-		if gpus[i] > 0 {
-			place(g, d, jobs[i], gpus[i], typ[i])
+		// The count fits its type's free GPUs, and with workers of one
+		// GPU that is enough; larger workers may need fewer of them.
+		for k := gpus[i]; k >= lo[i] && k > 0; k -= jobs[i].Worker() {
+			if place(g, d, jobs[i], k, typ[i]) {
+				break
+			}
 		}
 	}
 	return d, nil
@@ -151,10 +161,11 @@ func (*Fixed) Name() string { return "pollux.fixed" }
 
 // Allocate keeps running jobs and starts waiting ones that fit.
 func (f *Fixed) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
-	if err := begin(ctx, s); err != nil {
+	s, out, err := begin(ctx, s, leastFixed)
+	if err != nil {
 		return nil, err
 	}
-	d := &policy.Decision{Policy: f.Name(), Allocation: allocation.Allocation{}}
+	d := &policy.Decision{Policy: f.Name(), Allocation: allocation.Allocation{}, Unscheduled: out}
 	g := placement.NewGangs(s.Cluster)
 	jobs := byArrival(s.Jobs)
 	for _, j := range jobs {
@@ -172,24 +183,86 @@ func (f *Fixed) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decis
 		if _, ok := d.Allocation[j.ID]; ok {
 			continue
 		}
-		k := j.GPUs
-		if k == 0 && j.Elastic != nil {
-			k = max(j.Elastic.MinGPUs, 1)
-		}
-		place(g, d, j, k, "")
+		place(g, d, j, leastFixed(j), "")
 	}
 	return d, nil
 }
 
-// begin validates the snapshot and checks ctx.
-func begin(ctx context.Context, s *policy.Snapshot) error {
-	if err := policy.Validate(s); err != nil {
-		return err
+// begin screens the snapshot (screen) and checks ctx.
+func begin(ctx context.Context, s *policy.Snapshot, least func(*policy.Job) int) (*policy.Snapshot, map[string]string, error) {
+	s, out, err := screen(s, least)
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("pollux: %w", err)
+		return nil, nil, fmt.Errorf("pollux: %w", err)
 	}
-	return nil
+	return s, out, nil
+}
+
+// leastElastic is the fewest GPUs a job runs on when the policy picks an
+// elastic job's count: max(MinGPUs, one worker), or a rigid job's GPUs.
+func leastElastic(j *policy.Job) int {
+	if j.Elastic == nil {
+		return j.GPUs
+	}
+	return max(j.Elastic.MinGPUs, j.Worker())
+}
+
+// leastFixed is the GPUs a job runs on under Fixed: its own count, or for an
+// elastic job that left it to the policy max(MinGPUs, one worker).
+func leastFixed(j *policy.Job) int {
+	if j.GPUs == 0 && j.Elastic != nil {
+		return max(j.Elastic.MinGPUs, j.Worker())
+	}
+	return j.GPUs
+}
+
+// screen screens s with policy.Screen and also leaves out the elastic jobs
+// whose least GPU count no accelerator type they can use holds in whole
+// workers (Screen cannot know the count a policy picks for them): they could
+// never run. A job without throughputs can use every type. It returns the
+// snapshot of the other jobs and the jobs left out, with why.
+func screen(s *policy.Snapshot, least func(*policy.Job) int) (*policy.Snapshot, map[string]string, error) {
+	s, out, err := policy.Screen(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	var never map[string]bool
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		if j.Elastic == nil {
+			continue // Screen checked its GPU count
+		}
+		c := *j
+		c.GPUs = least(j)
+		if len(c.Throughput) == 0 {
+			c.Throughput = make(map[allocation.Accelerator]float64)
+			for _, t := range s.Cluster.Types() {
+				c.Throughput[t] = 1
+			}
+		}
+		if err := c.Runnable(s.Cluster); err != nil {
+			if out == nil {
+				out = make(map[string]string)
+			}
+			if never == nil {
+				never = make(map[string]bool)
+			}
+			out[j.ID] = policy.Reason(err)
+			never[j.ID] = true
+		}
+	}
+	if never == nil {
+		return s, out, nil
+	}
+	kept := &policy.Snapshot{Now: s.Now, Cluster: s.Cluster, Jobs: make([]policy.Job, 0, len(s.Jobs)-len(never))}
+	for _, j := range s.Jobs {
+		if !never[j.ID] {
+			kept.Jobs = append(kept.Jobs, j)
+		}
+	}
+	return kept, out, nil
 }
 
 // byArrival returns pointers to the jobs in arrival order, ties by ID.
@@ -222,7 +295,7 @@ func maxOnType(c allocation.Cluster, j *policy.Job) int {
 
 // grant gives job j k GPUs of type t at place.
 func grant(d *policy.Decision, j *policy.Job, k int, t allocation.Accelerator, place []allocation.Assignment) {
-	g := allocation.Grant{GPUs: k, Shares: map[allocation.Accelerator]float64{t: 1}}
+	g := allocation.Grant{GPUs: k, GPUsPerWorker: j.GPUsPerWorker, Shares: map[allocation.Accelerator]float64{t: 1}}
 	if j.Elastic != nil {
 		g.BatchSize = j.Elastic.BatchSize
 	}
@@ -233,11 +306,13 @@ func grant(d *policy.Decision, j *policy.Job, k int, t allocation.Accelerator, p
 	d.Placement[j.ID] = place
 }
 
-// place puts k GPUs of job j on the fewest servers of a type it can use
-// (only that type, unless only is empty).
-func place(g *placement.Gangs, d *policy.Decision, j *policy.Job, k int, only allocation.Accelerator) {
-	where, t, ok := g.Place(k, func(t allocation.Accelerator) bool { return usable(j, t) && (only == "" || t == only) })
+// place puts k GPUs of job j in whole workers on the fewest servers of a
+// type it can use (only that type, unless only is empty), and reports
+// whether they fit.
+func place(g *placement.Gangs, d *policy.Decision, j *policy.Job, k int, only allocation.Accelerator) bool {
+	where, t, ok := g.Place(k, j.Worker(), func(t allocation.Accelerator) bool { return usable(j, t) && (only == "" || t == only) })
 	if ok {
 		grant(d, j, k, t, where)
 	}
+	return ok
 }

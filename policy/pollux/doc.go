@@ -4,8 +4,8 @@
 // the jobs × nodes allocation matrix.
 //
 // Importing the package registers "pollux" (Pollux), "pollux.optimus"
-// (Optimus, a greedy baseline that adds GPUs one at a time to the job that
-// gains most, at a fixed batch size) and "pollux.fixed" (every job at its
+// (Optimus, a greedy baseline that adds GPUs a worker at a time to the job
+// that gains most per GPU, at a fixed batch size) and "pollux.fixed" (every job at its
 // own fixed GPU count and batch size, placed in arrival order).
 //
 // # The search
@@ -22,6 +22,44 @@
 // first), and the smallest GPU count. Parents and children compete for the
 // next population, the best surviving. The fitness is the p-mean of the
 // speedups (see Pollux).
+//
+// # Workers
+//
+// A job's GPUs come in workers of Job.GPUsPerWorker GPUs (zero: one), each
+// on one node, so every count A[j][n] is a multiple of the job's worker
+// size w: the grow mutation redraws a count among the multiples of w that
+// fit the node, only on nodes with a worker's GPUs free; repair rounds
+// every count down to whole workers (rows from the warm start or a
+// crossover included) and trims node capacity in whole workers; the
+// smallest count is max(MinGPUs, w) and the largest is rounded down to a
+// multiple of w; the cold seed hands out a worker at a time. An elastic
+// job's GPU count thus moves by whole workers within [MinGPUs, MaxGPUs].
+// Optimus adds a worker at a time and Fixed places whole workers. With
+// workers of one GPU every result is what it was before worker sizes
+// existed.
+//
+// Pollux reallocates running jobs by design: a job whose row changes is
+// restarted, which the binder sees as a Migrate (same GPU count elsewhere)
+// or Resize change, and which the restart factor r_j prices.
+//
+// # Jobs left out, and jobs without Elastic facts
+//
+// Every policy of the package screens the snapshot with policy.Screen: a job
+// that is invalid or can never fit is left out of the round, with its
+// reason, in the Decision's Unscheduled, and the others are scheduled; only
+// a snapshot malformed as a whole fails. An elastic job is also left out
+// when no accelerator type it can use holds its least GPU count
+// (max(MinGPUs, 1); under pollux.fixed its own GPUs when it gives them) in
+// whole workers. A job left out has no row in the next warm start, and
+// joins as a new job when it comes back.
+//
+// A job without Elastic facts is not left out: all three policies treat it
+// as a rigid job of its requested GPUs, with linear scaling and perfect
+// statistical efficiency. Pollux gives it exactly its GPUs or none, with a
+// speedup of 1 when it runs; Optimus gives it exactly its GPUs; Fixed places
+// it like any other job. It gets no batch size in its Grant. Likewise an
+// elastic job whose Perf is not fitted scales linearly, and one without
+// gradient statistics is fully efficient at every batch size.
 //
 // # Differences from the paper's code
 //

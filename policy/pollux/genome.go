@@ -54,11 +54,12 @@ const (
 // mutate changes a row by row: a row is reset to the job's current
 // allocation with probability 0.1; a row is shrunk with probability 0.1 by
 // zeroing each of its elements with probability 0.1; and every row grows:
-// each node where one more GPU is free is picked with probability
-// p₁ + p₂ − p₁p₂, where p₁ is one over the number of such nodes and p₂ one
-// over the number of those the job already uses (if it uses this one), and
-// its count is redrawn uniformly between its current value and the node's
-// size.
+// each node where one more worker's GPUs are free is picked with
+// probability p₁ + p₂ − p₁p₂, where p₁ is one over the number of such nodes
+// and p₂ one over the number of those the job already uses (if it uses this
+// one), and its count is redrawn uniformly among the multiples of the
+// worker size between its current value and the node's size. With workers
+// of one GPU these are the paper's mutations.
 func (pr *problem) mutate(a []int, rng *rand.Rand) {
 	n := len(pr.nodes)
 	free := make([]int, n)
@@ -82,9 +83,10 @@ func (pr *problem) mutate(a []int, rng *rand.Rand) {
 				}
 			}
 		}
+		w := pr.jobs[j].worker
 		fits, on := 0, 0
 		for k := range row {
-			if pr.jobs[j].allowed[k] && free[k]+before[k]-row[k] >= 1 {
+			if pr.jobs[j].allowed[k] && free[k]+before[k]-row[k] >= w {
 				fits++
 				if row[k] > 0 {
 					on++
@@ -93,7 +95,7 @@ func (pr *problem) mutate(a []int, rng *rand.Rand) {
 		}
 		for k := range row {
 			f := free[k] + before[k] - row[k]
-			if !pr.jobs[j].allowed[k] || f < 1 {
+			if !pr.jobs[j].allowed[k] || f < w {
 				continue
 			}
 			p1 := 1 / float64(fits)
@@ -102,7 +104,10 @@ func (pr *problem) mutate(a []int, rng *rand.Rand) {
 				p2 = 1 / float64(on)
 			}
 			if rng.Float64() < p1+p2-p1*p2 {
-				row[k] += rng.Intn(pr.nodes[k].GPUs - row[k] + 1)
+				// Workers that fit on the node beyond the row's; repair
+				// trims what other jobs hold.
+				more := max(pr.nodes[k].GPUs/w*w-row[k], 0) / w
+				row[k] += w * rng.Intn(more+1)
 			}
 		}
 		for k := range row {
@@ -112,12 +117,14 @@ func (pr *problem) mutate(a []int, rng *rand.Rand) {
 }
 
 // repair makes a satisfy every constraint, in the paper's order, after
-// restricting each job to the nodes it can use and to one accelerator type:
+// restricting each job to the nodes it can use, to whole workers on each
+// node (rounding down) and to one accelerator type:
 //
 //  1. interference avoidance: on each node, only the first job in priority
 //     order that spans several nodes keeps its GPUs there;
 //  2. each job's largest GPU count, trimming its nodes in random order;
-//  3. node capacity, jobs earlier in priority order first;
+//  3. node capacity in whole workers, jobs earlier in priority order
+//     first;
 //  4. a job left with fewer GPUs than its smallest count gets none.
 func (pr *problem) repair(a []int, rng *rand.Rand) {
 	n := len(pr.nodes)
@@ -128,6 +135,7 @@ func (pr *problem) repair(a []int, rng *rand.Rand) {
 			if row[k] < 0 || !pr.jobs[j].allowed[k] {
 				row[k] = 0
 			}
+			row[k] -= row[k] % pr.jobs[j].worker
 			if row[k] > 0 {
 				if first < 0 {
 					first = pr.typ[k]
@@ -197,8 +205,9 @@ func (pr *problem) repair(a []int, rng *rand.Rand) {
 	for j := range pr.jobs {
 		row := a[j*n : (j+1)*n]
 		total := 0
+		w := pr.jobs[j].worker
 		for k := range row {
-			row[k] = min(row[k], pr.nodes[k].GPUs-used[k])
+			row[k] = min(row[k], (pr.nodes[k].GPUs-used[k])/w*w)
 			used[k] += row[k]
 			total += row[k]
 		}

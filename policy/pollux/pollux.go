@@ -42,8 +42,9 @@ const (
 // restarted n_j times before, with δ the restart time. p = −1, a harmonic
 // mean, favours giving every job something.
 //
-// A job with Elastic facts may run on any number of GPUs between MinGPUs
-// (at least 1) and the least of MaxGPUs, twice ProfiledGPUs (when known) and
+// A job with Elastic facts may run on any number of GPUs, in whole workers
+// (Job.GPUsPerWorker) on every node, between MinGPUs (at least one worker)
+// and the least of MaxGPUs, twice ProfiledGPUs (when known) and
 // MaxBatchSize/LocalBatchMin; a job whose Perf is not fitted yet is taken to
 // scale linearly, and Grad of zero means every batch is fully efficient. A
 // job without Elastic facts runs on exactly its GPUs or not at all, with
@@ -139,13 +140,11 @@ func (p *Pollux) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	if err := policy.Validate(s); err != nil {
+	s, out, err := begin(ctx, s, leastElastic)
+	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("pollux: %w", err)
-	}
-	d := &policy.Decision{Policy: p.Name(), Allocation: allocation.Allocation{}, Wake: s.Now + p.interval()}
+	d := &policy.Decision{Policy: p.Name(), Allocation: allocation.Allocation{}, Unscheduled: out, Wake: s.Now + p.interval()}
 	if len(s.Jobs) == 0 || s.Cluster.TotalGPUs() == 0 {
 		p.State = State{}
 		return d, nil
@@ -222,9 +221,10 @@ func (pr *problem) currentMatrix() []int {
 	return a
 }
 
-// spread returns an allocation that hands out one GPU at a time to the jobs
-// in priority order, on a node the job already uses or else the node with
-// the most free GPUs: a fair starting point for a cold search.
+// spread returns an allocation that hands out one worker at a time to the
+// jobs in priority order (their smallest count first), on a node the job
+// already uses or else the node with the most free GPUs: a fair starting
+// point for a cold search.
 func (pr *problem) spread() []int {
 	n := len(pr.nodes)
 	a := make([]int, len(pr.jobs)*n)
@@ -243,7 +243,7 @@ func (pr *problem) spread() []int {
 			if total >= b.maxReplicas || (b.fixed > 0 && total > 0) {
 				continue
 			}
-			want := 1
+			want := b.worker
 			if total == 0 {
 				want = b.minReplicas
 			}
@@ -285,7 +285,7 @@ func (pr *problem) decide(a []int, d *policy.Decision) {
 		if replicas == 0 {
 			continue
 		}
-		g := allocation.Grant{GPUs: replicas, Shares: map[allocation.Accelerator]float64{typ: 1}}
+		g := allocation.Grant{GPUs: replicas, GPUsPerWorker: b.perWorker, Shares: map[allocation.Accelerator]float64{typ: 1}}
 		if b.speedup != nil {
 			c, ok := b.speedup.Config(len(place), replicas)
 			if !ok {

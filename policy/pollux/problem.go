@@ -18,8 +18,13 @@ type job struct {
 	// fixed is the GPU count of a job without Elastic facts, which runs at
 	// exactly that count or not at all; zero for elastic jobs.
 	fixed int
-	// minReplicas and maxReplicas bound the job's GPU count when it runs.
+	// minReplicas and maxReplicas bound the job's GPU count when it runs;
+	// both are multiples of worker.
 	minReplicas, maxReplicas int
+	// worker is the GPUs of one worker (Job.Worker): the job holds a
+	// multiple of it on every node. perWorker is Job.GPUsPerWorker, for
+	// the Grant.
+	worker, perWorker int
 	// speedup is nil for a job whose throughput model is not fitted yet: it
 	// is then assumed to scale linearly.
 	speedup *efficiency.Speedup
@@ -79,9 +84,11 @@ func newProblem(ctx context.Context, s *policy.Snapshot, cfg *Pollux) *problem {
 	delta := cfg.restart().Seconds()
 	for i := range order {
 		j := &order[i]
-		b := job{id: j.ID, allowed: make([]bool, len(pr.nodes)), current: make([]int, len(pr.nodes))}
+		b := job{id: j.ID, allowed: make([]bool, len(pr.nodes)), current: make([]int, len(pr.nodes)),
+			worker: j.Worker(), perWorker: j.GPUsPerWorker}
 		for k, n := range pr.nodes {
-			b.allowed[k] = n.GPUs > 0 && (len(j.Throughput) == 0 || j.Throughput[n.Accelerator] > 0)
+			// A node smaller than a worker can host none of it.
+			b.allowed[k] = n.GPUs >= b.worker && (len(j.Throughput) == 0 || j.Throughput[n.Accelerator] > 0)
 		}
 		for _, a := range j.Placement {
 			b.current[col[a.Server]] += a.GPUs
@@ -90,7 +97,7 @@ func newProblem(ctx context.Context, s *policy.Snapshot, cfg *Pollux) *problem {
 		restarts := 0
 		if e := j.Elastic; e != nil {
 			restarts = e.Restarts
-			b.minReplicas = max(e.MinGPUs, 1)
+			b.minReplicas = max(e.MinGPUs, b.worker) // MinGPUs is whole workers
 			// Offer at most twice what the job was measured on, and no more
 			// GPUs than its largest batch can feed with LocalBatchMin each.
 			b.maxReplicas = total
@@ -102,6 +109,7 @@ func newProblem(ctx context.Context, s *policy.Snapshot, cfg *Pollux) *problem {
 			}
 			maxBatch := max(e.MaxBatchSize, e.BatchSize)
 			b.maxReplicas = min(b.maxReplicas, maxBatch/max(e.LocalBatchMin, 1))
+			b.maxReplicas -= b.maxReplicas % b.worker // it grows by whole workers
 			b.maxReplicas = max(b.maxReplicas, b.minReplicas)
 			// The fair share the speedup is measured against, as in the
 			// paper's simulator, capped at what the job may use.
@@ -204,8 +212,8 @@ func (pr *problem) validate(a []int) error {
 		row := a[j*n : (j+1)*n]
 		nodes, replicas := 0, 0
 		for k, r := range row {
-			if r < 0 || (r > 0 && !b.allowed[k]) {
-				return fmt.Errorf("pollux: job %q: %d GPUs on node %q", b.id, r, pr.nodes[k].ID)
+			if r < 0 || (r > 0 && !b.allowed[k]) || r%b.worker != 0 {
+				return fmt.Errorf("pollux: job %q: %d GPUs on node %q (workers of %d)", b.id, r, pr.nodes[k].ID, b.worker)
 			}
 			if r > 0 {
 				nodes++

@@ -9,6 +9,11 @@
 //
 //	import _ "github.com/dlsched/dlsched/policy/shockwave"
 //
+// Each round runs the planned jobs, then backfills idle GPUs. A running job
+// keeps its GPUs when it runs again; a running job whose GPUs the jobs
+// ahead of it took waits for a later round rather than restart on other
+// GPUs: Shockwave never migrates a job whose GPU count is unchanged.
+//
 // # The plan
 //
 // Round counts decide everything in Shockwave's program: progress, the
@@ -24,6 +29,25 @@
 // greedy and rounds must pack: the plan is then within the fractional
 // bound market.Plan.Bound (off by at most one unit of welfare per M and by
 // what packing drops; the same test file reports the measured gaps).
+//
+// # Jobs left out, and jobs without adaptive facts
+//
+// The snapshot is screened with policy.Screen: a job that is invalid or can
+// never fit is left out of the round, with its reason, in the Decision's
+// Unscheduled, and the others are scheduled; only a snapshot malformed as a
+// whole fails. Shockwave also leaves out an elastic job without a GPU count
+// or whose GPU count no type it can run on holds (it runs gangs of a fixed
+// size), and an adaptive job whose forecast fails. A job left out keeps its
+// fair-finish-time history in State for when it is back.
+//
+// A job without Adaptive is a single regime: its "epochs" are its steps,
+// each taking 1/Throughput seconds at its best throughput, so that it is
+// forecast to need (StepsTotal − StepsDone)/Throughput seconds, with no
+// uncertainty. A job that has neither Adaptive nor StepsTotal has no
+// forecast at all: it is not in the market, and it takes GPUs a round
+// leaves idle after every planned and forecast job, earliest arrival first
+// (ties by ID), keeping its GPUs when it runs already. Shockwave needs no
+// other per-job fact.
 //
 // # Differences from the paper's code
 //

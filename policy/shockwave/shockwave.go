@@ -191,21 +191,20 @@ func (p *Shockwave) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.D
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	if err := policy.Validate(s); err != nil {
+	s, out, err := policy.Screen(s)
+	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("shockwave: %w", err)
 	}
 	delta := p.round()
-	d := &policy.Decision{Policy: p.Name(), Allocation: allocation.Allocation{}, Wake: s.Now + seconds(delta)}
-	if len(s.Jobs) == 0 {
-		p.State = State{}
+	d := &policy.Decision{Policy: p.Name(), Allocation: allocation.Allocation{}, Unscheduled: out, Wake: s.Now + seconds(delta)}
+	jobs, unknown := forecast(s, d)
+	if len(jobs) == 0 {
+		p.State = State{Fair: p.left(d.Unscheduled, nil)}
+		p.decide(s, nil, nil, unknown, d)
 		return d, nil
-	}
-	jobs, err := forecast(s)
-	if err != nil {
-		return nil, err
 	}
 	now := s.Now.Seconds()
 	G := s.Cluster.TotalGPUs()
@@ -217,7 +216,7 @@ func (p *Shockwave) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.D
 	}
 	changed := !slices.Equal(ids, p.State.Jobs)
 	if changed {
-		p.State.Fair = p.estimate(jobs, now, share)
+		p.State.Fair = p.left(d.Unscheduled, p.estimate(jobs, now, share))
 	}
 	for _, jb := range jobs {
 		jb.fair = smooth(p.State.Fair[jb.j.ID], now, cmp.Or(p.Momentum, DefaultMomentum))
@@ -237,17 +236,42 @@ func (p *Shockwave) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.D
 	if p.State.Relaxed {
 		d.Warnings = append(d.Warnings, "shockwave: the finish-time-fairness constraints cannot all be met; planned with λ priorities")
 	}
-	p.decide(s, jobs, p.State.Plan[at], d)
+	p.decide(s, jobs, p.State.Plan[at], unknown, d)
 	return d, nil
 }
 
-// forecast reads each job's progress and forecast, in ID order.
-func forecast(s *policy.Snapshot) ([]*job, error) {
-	jobs := make([]*job, 0, len(s.Jobs))
+// left adds to fair, which it returns (allocating it if need be), the
+// fair-finish-time histories of the jobs left out of this call (the keys of
+// out): a job left out for a while keeps its history for when it is back.
+func (p *Shockwave) left(out map[string]string, fair map[string][]Estimate) map[string][]Estimate {
+	for id := range out {
+		if es, ok := p.State.Fair[id]; ok {
+			if fair == nil {
+				fair = make(map[string][]Estimate)
+			}
+			fair[id] = es
+		}
+	}
+	return fair
+}
+
+// forecast reads each job's progress and forecast, in ID order, and leaves
+// out in d the jobs Shockwave cannot run. A job that is neither adaptive nor
+// of known length has no forecast: it comes back in unknown, in order of
+// arrival, to take the GPUs the plan leaves idle.
+func forecast(s *policy.Snapshot, d *policy.Decision) (jobs, unknown []*job) {
+	jobs = make([]*job, 0, len(s.Jobs))
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if j.GPUs < 1 {
-			return nil, fmt.Errorf("%w: job %q: gpus: %d; shockwave runs gangs of a fixed size", policy.ErrInvalidSnapshot, j.ID, j.GPUs)
+			d.Leave(j.ID, fmt.Sprintf("gpus: %d; shockwave runs gangs of a fixed size", j.GPUs))
+			continue
+		}
+		if j.Elastic == nil {
+			// Screen checked that its GPU count fits.
+		} else if err := j.Runnable(s.Cluster); err != nil {
+			d.Leave(j.ID, policy.Reason(err))
+			continue
 		}
 		jb := &job{j: j, width: j.GPUs}
 		if a := j.Adaptive; a != nil {
@@ -262,7 +286,8 @@ func forecast(s *policy.Snapshot) ([]*job, error) {
 			fj := bayes.Job{Epochs: a.Epochs, Done: done, Observed: observed, EpochSeconds: a.EpochSeconds}
 			r, err := fj.Remaining()
 			if err != nil {
-				return nil, fmt.Errorf("%w: job %q: adaptive: %v", policy.ErrInvalidSnapshot, j.ID, err)
+				d.Leave(j.ID, fmt.Sprintf("adaptive: %v", err))
+				continue
 			}
 			jb.epochs, jb.done, jb.mean, jb.remaining = float64(a.Epochs), float64(done), fj.EpochMean(), r
 			for b, h := range a.History {
@@ -274,7 +299,8 @@ func forecast(s *policy.Snapshot) ([]*job, error) {
 				best = math.Max(best, x)
 			}
 			if j.StepsTotal <= 0 || best <= 0 {
-				return nil, fmt.Errorf("%w: job %q: steps_total and throughput: shockwave needs the length and speed of a job without adaptive facts", policy.ErrInvalidSnapshot, j.ID)
+				unknown = append(unknown, jb)
+				continue
 			}
 			jb.epochs, jb.done, jb.mean = j.StepsTotal, math.Min(j.StepsDone, j.StepsTotal), 1/best
 			jb.remaining = (jb.epochs - jb.done) * jb.mean
@@ -283,7 +309,10 @@ func forecast(s *policy.Snapshot) ([]*job, error) {
 		jobs = append(jobs, jb)
 	}
 	slices.SortFunc(jobs, func(a, b *job) int { return cmp.Compare(a.j.ID, b.j.ID) })
-	return jobs, nil
+	slices.SortFunc(unknown, func(a, b *job) int {
+		return cmp.Or(cmp.Compare(a.j.Arrival, b.j.Arrival), cmp.Compare(a.j.ID, b.j.ID))
+	})
+	return jobs, unknown
 }
 
 // estimate appends each job's fair-finish-time estimate to its history and
@@ -391,8 +420,9 @@ func (p *Shockwave) plan(ctx context.Context, jobs []*job, now, share float64, G
 }
 
 // decide runs the round: the planned jobs, then the others longest forecast
-// first while GPUs are idle; running jobs keep their GPUs when free.
-func (p *Shockwave) decide(s *policy.Snapshot, jobs []*job, planned []string, d *policy.Decision) {
+// first while GPUs are idle, then those without a forecast (unknown);
+// running jobs keep their GPUs when free, and otherwise wait.
+func (p *Shockwave) decide(s *policy.Snapshot, jobs []*job, planned []string, unknown []*job, d *policy.Decision) {
 	var cands []*job
 	for _, jb := range jobs {
 		if _, ok := slices.BinarySearch(planned, jb.j.ID); ok {
@@ -401,11 +431,13 @@ func (p *Shockwave) decide(s *policy.Snapshot, jobs []*job, planned []string, d 
 	}
 	rest := slices.DeleteFunc(slices.Clone(jobs), func(jb *job) bool { return slices.Contains(cands, jb) })
 	slices.SortStableFunc(rest, func(a, b *job) int { return cmp.Compare(b.remaining, a.remaining) })
+	n := len(cands)
 	cands = append(cands, rest...)
+	cands = append(cands, unknown...)
 
 	g := placement.NewGangs(s.Cluster)
 	grant := func(jb *job, t allocation.Accelerator, place []allocation.Assignment) {
-		d.Allocation[jb.j.ID] = allocation.Grant{GPUs: jb.width, Shares: map[allocation.Accelerator]float64{t: 1}}
+		d.Allocation[jb.j.ID] = allocation.Grant{GPUs: jb.width, GPUsPerWorker: jb.j.GPUsPerWorker, Shares: map[allocation.Accelerator]float64{t: 1}}
 		if d.Placement == nil {
 			d.Placement = make(map[string][]allocation.Assignment)
 		}
@@ -416,7 +448,7 @@ func (p *Shockwave) decide(s *policy.Snapshot, jobs []*job, planned []string, d 
 	}
 	// Planned jobs first keep their GPUs, then every candidate in order
 	// takes what is left.
-	for _, jb := range cands[:len(cands)-len(rest)] {
+	for _, jb := range cands[:n] {
 		if t, ok := g.Keep(jb.j.Placement, jb.width, usable(jb.j)); ok {
 			grant(jb, t, slices.Clone(jb.j.Placement))
 		}
@@ -427,8 +459,13 @@ func (p *Shockwave) decide(s *policy.Snapshot, jobs []*job, planned []string, d 
 		}
 		if t, ok := g.Keep(jb.j.Placement, jb.width, usable(jb.j)); ok {
 			grant(jb, t, slices.Clone(jb.j.Placement))
-		} else if place, t, ok := g.Place(jb.width, usable(jb.j)); ok {
-			grant(jb, t, place)
+		} else if _, stays := placement.NewGangs(s.Cluster).Keep(jb.j.Placement, jb.width, usable(jb.j)); !stays {
+			// A running job that could keep its place but whose GPUs the
+			// jobs ahead of it took is preempted, not moved: Shockwave
+			// does not migrate. The others are placed afresh.
+			if place, t, ok := g.Place(jb.width, jb.j.Worker(), usable(jb.j)); ok {
+				grant(jb, t, place)
+			}
 		}
 	}
 }

@@ -104,9 +104,9 @@ func TestFairPathConstraints(t *testing.T) {
 			continue
 		}
 		fair++
-		fj, err := forecast(s)
-		if err != nil {
-			t.Fatal(err)
+		fj, unknown := forecast(s, &policy.Decision{})
+		if len(unknown) != 0 {
+			t.Fatalf("trial %d: no forecast for %d jobs", trial, len(unknown))
 		}
 		share := math.Min(1, float64(G)/float64(len(jobs)))
 		delta, T := DefaultRound.Seconds(), float64(DefaultRounds)
@@ -210,7 +210,7 @@ func TestDecideBackfill(t *testing.T) {
 	a.j.Placement = []allocation.Assignment{{Server: "s1", GPUs: 2}}
 	p := &Shockwave{}
 	d := &policy.Decision{Allocation: allocation.Allocation{}}
-	p.decide(s, []*job{a, b, c, e}, []string{"a"}, d)
+	p.decide(s, []*job{a, b, c, e}, []string{"a"}, nil, d)
 	want := map[string][]allocation.Assignment{
 		"a": {{Server: "s1", GPUs: 2}},
 		"e": {{Server: "s0", GPUs: 2}},
@@ -274,10 +274,20 @@ func TestStaticJobs(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
+	// A job without length is not planned but fills an idle GPU.
 	s := &policy.Snapshot{Cluster: cluster(1, 1), Jobs: []policy.Job{{ID: "x", GPUs: 1, Throughput: map[allocation.Accelerator]float64{"v100": 1}}}}
-	if _, err := (&Shockwave{}).Allocate(context.Background(), s); !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), `job "x"`) {
-		t.Errorf("a job without length: err = %v", err)
+	if d, err := (&Shockwave{}).Allocate(context.Background(), s); err != nil || len(d.Placement["x"]) != 1 || len(d.Unscheduled) != 0 {
+		t.Errorf("a job without length: %+v, %v; want it run on the idle GPU", d, err)
 	}
+	// An elastic job without a GPU count is left out.
+	s.Jobs = append(s.Jobs, policy.Job{ID: "y", Elastic: &policy.Elastic{BatchSize: 8}, Throughput: map[allocation.Accelerator]float64{"v100": 1}})
+	if d, err := (&Shockwave{}).Allocate(context.Background(), s); err != nil || !strings.HasPrefix(d.Unscheduled["y"], "gpus: 0") {
+		t.Errorf("an elastic job: %+v, %v; want it left out for gpus", d, err)
+	}
+	if _, err := policy.Strict(&Shockwave{}).Allocate(context.Background(), s); !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), `job "y": gpus`) {
+		t.Errorf("Strict, an elastic job: err = %v", err)
+	}
+	s.Jobs = s.Jobs[:1]
 	for _, cfg := range []string{`{"rounds": -1}`, `{"momentum": 2}`, `{"breakpoints": [0, 0.5]}`, `{"lamda": 3}`} {
 		if _, err := policy.New("shockwave", []byte(cfg)); !errors.Is(err, policy.ErrInvalidConfig) {
 			t.Errorf("config %s: err = %v", cfg, err)

@@ -20,7 +20,8 @@
 // # Rounds
 //
 // Every round (a 300 s lease, [DefaultLease]) the jobs are ordered by the
-// GPU policy, [FIFO], [SRTF], [LAS] or [FTF], and allocated from scratch. A
+// GPU policy, [FIFO], [SRTF], [LAS] or [FTF], and the CPU and memory are
+// divided again; running jobs keep their GPUs (lease extension, below). A
 // job is considered only if its GPUs fit in the free GPUs of a type it can
 // use (GPU backfilling); what the four allocators change is the CPU and
 // memory attached to those GPUs:
@@ -49,12 +50,57 @@
 // throughput, then a fractional packing of the jobs at the resulting
 // points onto the servers (an LP that splits jobs across servers in any
 // fractions). Its decision grants each job the average of its
-// configurations and has no placement: it cannot be carried out.
+// configurations. Registered as "synergy.opt", it is composed with the round
+// mechanism (policy.Rounds), which places the jobs' GPUs for the next round;
+// the CPU and memory it grants are a bound, not checked per server, so the
+// decision cannot be carried out as granted.
 //
 // Placement uses [placement.FirstFitDecreasing] one job at a time
 // (Synergy's default first fit) or [placement.BestFit] with
 // Config.Consolidate (Synergy's consolidating variant); either spreads a
-// job that fits on no single server over as few servers as possible.
+// job that fits on no single server over as few servers as possible, in
+// whole workers (Job.GPUsPerWorker), each server giving it CPU and memory
+// in proportion to its GPUs there. Tune reclaims CPU and memory on the
+// servers where the job's workers would go.
+//
+// # Lease extension
+//
+// Placement starts from where jobs run (Job.Placement), as Synergy's
+// deployment path extends a lease whose allocation is unchanged. Before
+// the round, the jobs are walked in the order they are allocated, counting
+// GPUs per type as admission does; a running job whose GPU count is
+// unchanged, on servers of one type it can use in whole workers, keeps
+// those GPUs reserved unless the jobs ahead of it need its type's GPUs
+// (then it is preempted for the lease). Jobs placed afresh cannot take
+// reserved GPUs. At its turn a running job gets its allocator's CPU and
+// memory on exactly its servers (Tune reclaiming there) when they fit
+// there; otherwise, and when a preempted job's GPUs were taken, it waits
+// for the next lease: Synergy never moves a running job, so a binder sees
+// only Keep, Stop and Start for jobs whose GPU count is unchanged. Jobs
+// that do not run, or whose placement no longer matches their GPU count,
+// are placed afresh. With no job running, every round is exactly
+// Synergy's allocation from scratch.
+//
+// # Jobs left out, and missing facts
+//
+// The snapshot is screened with policy.Screen: a job that is invalid or can
+// never fit is left out of the round, with its reason, in the Decision's
+// Unscheduled, and the others are scheduled; only a snapshot malformed as a
+// whole fails. Synergy also leaves out an elastic job without a GPU count
+// or whose GPU count no type it can run on holds: it runs gangs of a fixed
+// size.
+//
+// A missing fact never fails the round:
+//
+//   - A job without a Sensitivity counts as insensitive: its throughput
+//     does not depend on CPU and memory, and every allocator gives it its
+//     proportional share (Opt too, as its only configuration).
+//   - When some server with GPUs reports no CPU cores or no memory, the
+//     round places GPUs only: every job counts as insensitive and is
+//     granted no CPU and memory, so that the four allocators decide alike,
+//     and the Decision carries a warning.
+//   - Under SRTF and FTF a job of unknown length (StepsTotal zero) comes
+//     after every job whose length is known, in arrival order.
 //
 // # Differences from the paper's code
 //
@@ -80,6 +126,12 @@
 //   - A job that fits on no single server is spread over the fewest
 //     servers, not taken GPU by GPU in server order (in Synergy's
 //     simulator splitting costs nothing).
+//   - Running jobs keep their GPUs across leases, as in Synergy's
+//     deployment path; its simulator ends every lease and places every
+//     job afresh. A new job that would fit only on GPUs running jobs keep
+//     (in whole workers) waits for the lease, as does a running job whose
+//     CPU and memory no longer fit on its servers (under Greedy) or whose
+//     GPUs a job ahead of it took.
 //   - Opt solves the LP relaxation of Synergy's integer program, with the
 //     fairness floor as a filter on configurations (equivalent for the
 //     integer program, tighter for the relaxation) and the job's clipped

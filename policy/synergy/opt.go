@@ -27,24 +27,30 @@ type Bound struct {
 	// It is nil when no fractional packing exists (servers of different
 	// shapes can make the cluster-wide bound unpackable).
 	Servers map[string]map[string]float64
+
+	out      map[string]string // jobs left out of the round, and why
+	warnings []string
 }
 
 // Allocate grants the jobs the GPU order admits the CPU and memory of the
-// bound. The decision has no placement, since the bound's is fractional;
-// its Objective is the bound.
+// bound. The bare Opt's decision has no placement, since the bound's is
+// fractional (registered as "synergy.opt", it is composed with the round
+// mechanism, which places its GPUs); its Objective is the bound.
 func (p *Opt) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
 	b, admitted, err := p.solve(ctx, s)
 	if err != nil {
 		return nil, err
 	}
-	d := &policy.Decision{Policy: p.Name(), Allocation: allocation.Allocation{}, Objective: b.Objective, Wake: s.Now + p.lease()}
+	d := &policy.Decision{Policy: p.Name(), Allocation: allocation.Allocation{}, Objective: b.Objective, Wake: s.Now + p.lease(),
+		Unscheduled: b.out, Warnings: b.warnings}
 	for _, x := range admitted {
 		pt, g := b.Points[x.j.ID], float64(x.j.GPUs)
 		d.Allocation[x.j.ID] = allocation.Grant{
-			Shares:   map[allocation.Accelerator]float64{x.acc: 1},
-			GPUs:     x.j.GPUs,
-			CPUs:     g * pt.CPUs,
-			MemoryGB: g * pt.MemoryGB,
+			Shares:        map[allocation.Accelerator]float64{x.acc: 1},
+			GPUs:          x.j.GPUs,
+			GPUsPerWorker: x.j.GPUsPerWorker,
+			CPUs:          g * pt.CPUs,
+			MemoryGB:      g * pt.MemoryGB,
 		}
 	}
 	if b.Servers == nil && len(admitted) > 0 {
@@ -79,7 +85,7 @@ type config struct {
 func (x *job) configs(sh *shape) []config {
 	cs := []config{{x.prop.CPUs, x.prop.MemoryGB, x.prop.Speedup}}
 	s := x.j.Sensitivity
-	if s == nil || x.j.GPUs > sh.maxGPUs {
+	if s == nil || x.flat || x.j.GPUs > sh.maxGPUs {
 		return cs
 	}
 	cs = append(cs, config{x.ideal.CPUs, x.ideal.MemoryGB, x.ideal.Speedup})
@@ -111,7 +117,7 @@ func (p *Opt) solve(ctx context.Context, s *policy.Snapshot) (*Bound, []*job, er
 			admitted = append(admitted, x)
 		}
 	}
-	b := &Bound{Points: map[string]throughput.Point{}}
+	b := &Bound{Points: map[string]throughput.Point{}, out: r.out, warnings: r.warnings()}
 	if len(admitted) == 0 {
 		b.Servers = map[string]map[string]float64{}
 		return b, nil, nil
@@ -132,7 +138,10 @@ func (p *Opt) solve(ctx context.Context, s *policy.Snapshot) (*Bound, []*job, er
 		for k, c := range cfgs[i] {
 			// Among configurations of equal throughput, the one that
 			// takes the least: a tie-break far below any real difference.
-			cost := 1e-5 * g * (c.cpus/sh.maxCPUs + c.mem/sh.maxMemory)
+			var cost float64
+			if !r.flat { // a flat round has one configuration, of nothing
+				cost = 1e-5 * g * (c.cpus/sh.maxCPUs + c.mem/sh.maxMemory)
+			}
 			v := prob.AddVar(0, 1, c.speedup-cost)
 			vars[i] = append(vars[i], v)
 			one[k] = lp.Term{Var: v, Coef: 1}

@@ -736,7 +736,8 @@ func TestConsolidate(t *testing.T) {
 	}
 }
 
-// TestErrorsNamed: cancellation and bad jobs are reported as such.
+// TestErrorsNamed: cancellation is reported as such, bad jobs are left out
+// with their reason, and a job of unknown length is ordered last.
 func TestErrorsNamed(t *testing.T) {
 	s := &policy.Snapshot{Now: time.Hour, Cluster: cluster(1), Jobs: []policy.Job{newJob("a", 1, 0, res18())}}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -749,10 +750,14 @@ func TestErrorsNamed(t *testing.T) {
 		if _, err := p.Allocate(ctx, s); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: cancelled context: %v, want context.Canceled", name, err)
 		}
-		zero := &policy.Snapshot{Now: time.Hour, Cluster: cluster(1), Jobs: []policy.Job{newJob("z", 0, 0, res18())}}
-		if _, err := p.Allocate(context.Background(), zero); !errors.Is(err, policy.ErrInvalidSnapshot) ||
+		zero := &policy.Snapshot{Now: time.Hour, Cluster: cluster(1), Jobs: []policy.Job{newJob("a", 1, 0, res18()), newJob("z", 0, 0, res18())}}
+		d, err := p.Allocate(context.Background(), zero)
+		if err != nil || !strings.HasPrefix(d.Unscheduled["z"], "gpus") || len(d.Unscheduled) != 1 || d.Allocation["a"].GPUs != 1 {
+			t.Errorf("%s: 0 GPUs: %+v, %v; want z left out for gpus, a scheduled", name, d, err)
+		}
+		if _, err := policy.Strict(p).Allocate(context.Background(), zero); !errors.Is(err, policy.ErrInvalidSnapshot) ||
 			!strings.Contains(err.Error(), `job "z"`) || !strings.Contains(err.Error(), "gpus") {
-			t.Errorf("%s: 0 GPUs: %v", name, err)
+			t.Errorf("%s: Strict, 0 GPUs: %v", name, err)
 		}
 	}
 	for _, name := range allocators {
@@ -760,12 +765,14 @@ func TestErrorsNamed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The job of unknown length arrived first but comes last: with
+		// 8 GPUs, the 8-GPU job of known length runs.
 		j := newJob("unknown", 1, 0, res18())
 		j.StepsTotal = 0
-		bad := &policy.Snapshot{Now: time.Hour, Cluster: cluster(1), Jobs: []policy.Job{newJob("a", 1, 0, res18()), j}}
-		if _, err := p.Allocate(context.Background(), bad); !errors.Is(err, policy.ErrInvalidSnapshot) ||
-			!strings.Contains(err.Error(), `job "unknown"`) || !strings.Contains(err.Error(), "steps_total") {
-			t.Errorf("%s srtf: steps_total 0: %v", name, err)
+		unknown := &policy.Snapshot{Now: time.Hour, Cluster: cluster(1), Jobs: []policy.Job{newJob("a", 8, 10, res18()), j}}
+		d, err := p.Allocate(context.Background(), unknown)
+		if err != nil || len(d.Unscheduled) != 0 || d.Allocation["a"].GPUs != 8 || d.Allocation["unknown"].GPUs != 0 {
+			t.Errorf("%s srtf: steps_total 0: %+v, %v; want a to run, unknown to wait", name, d, err)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -27,7 +28,7 @@ func init() {
 		policy.Configured[Tune](checkConfig[*Tune]))
 	policy.Register("synergy.opt",
 		"Synergy-OPT: an upper bound from an LP over each job's CPU × memory configuration and a fractional packing; not deployable",
-		policy.Configured[Opt](checkConfig[*Opt]))
+		policy.InRounds(policy.Configured[Opt](checkConfig[*Opt])))
 }
 
 // DefaultLease is Synergy's round: every lease ends after 300 s and the
@@ -188,13 +189,23 @@ type job struct {
 	key   float64
 	got   throughput.Point // granted per GPU
 	where []allocation.Assignment
+	// home is where the job runs now, one entry per server sorted by ID,
+	// when it may keep it (lease extension), on servers of type homeType;
+	// held is set while its GPUs are reserved for it (round.hold).
+	home     []allocation.Assignment
+	homeType allocation.Accelerator
+	held     bool
+	// flat is set when the round divides no CPU and memory (round.flat):
+	// the job then counts as insensitive.
+	flat bool
 }
 
 // point returns the job's relative throughput with c cores and m GB per
-// GPU; a job without a sensitivity profile counts as insensitive.
+// GPU; a job without a sensitivity profile, or in a round that divides no
+// CPU and memory, counts as insensitive.
 func (x *job) point(c, m float64) throughput.Point {
 	p := throughput.Point{CPUs: c, MemoryGB: m, Speedup: 1}
-	if s := x.j.Sensitivity; s != nil {
+	if s := x.j.Sensitivity; s != nil && !x.flat {
 		p.Speedup = s.At(c, m)
 	}
 	return p
@@ -208,6 +219,18 @@ type round struct {
 	pack   func(placement.Free, []placement.Item, placement.Options) (placement.Packing, error)
 	shapes map[allocation.Accelerator]*shape
 	on     map[string][]*job // server ID → jobs placed there
+	// flat is set when some server with GPUs lacks CPU cores or memory:
+	// the round then places GPUs only, granting no CPU and memory.
+	flat bool
+	out  map[string]string // jobs left out of the round, and why
+}
+
+// warnings returns the Decision's warnings about the round itself.
+func (r *round) warnings() []string {
+	if !r.flat {
+		return nil
+	}
+	return []string{"some servers report no cpus or memory_gb: CPU and memory are not divided this round; jobs get GPUs only and count as insensitive"}
 }
 
 // allocate is the round shared by the allocators but Opt's.
@@ -216,67 +239,76 @@ func allocate(ctx context.Context, name string, cfg Config, m mode, s *policy.Sn
 	if err != nil {
 		return nil, err
 	}
-	d := &policy.Decision{Policy: name, Allocation: allocation.Allocation{}, Placement: map[string][]allocation.Assignment{}, Wake: s.Now + cfg.lease()}
-	for i, x := range r.candidates(cfg.Order, jobs) {
+	d := &policy.Decision{Policy: name, Allocation: allocation.Allocation{}, Placement: map[string][]allocation.Assignment{},
+		Unscheduled: r.out, Warnings: r.warnings(), Wake: s.Now + cfg.lease()}
+	order := r.candidates(cfg.Order, jobs)
+	r.hold(order)
+	for i, x := range order {
 		if i%64 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 		}
-		if !r.admit(x) {
+		// A running job stays on its GPUs or waits: Synergy never
+		// migrates. Only the others are placed afresh.
+		at := r.resume(x)
+		if at == nil && (x.home != nil || !r.admit(x)) {
 			continue
 		}
 		var ok bool
 		switch m {
 		case proportional:
-			ok = r.place(x, x.prop)
+			ok = r.put(x, x.prop, at)
 		case greedy:
-			ok = r.place(x, x.ideal)
+			ok = r.put(x, x.ideal, at)
 		case tune:
-			ok = r.tune(x)
+			ok = r.tune(x, at)
 		}
 		if !ok && m != greedy {
-			// Cannot happen for profiles whose ideal is at or above the
-			// proportional share in both dimensions or at or below it in
-			// both; a job whose ideal is above in one and below in the
-			// other may hold CPU or memory peers cannot give back.
-			d.Warnings = append(d.Warnings, fmt.Sprintf("job %q: its %d GPUs are free but their CPU and memory are not; it waits", x.j.ID, x.j.GPUs))
+			d.Warnings = append(d.Warnings, r.stuck(x, at))
 		}
 	}
 	r.decide(d, jobs)
 	return d, nil
 }
 
-// prepare validates the snapshot and returns the round and the jobs in ID
-// order with their shares, ideal demands and order keys.
+// prepare screens the snapshot (policy.Screen) and returns the round, with
+// the jobs left out and why, and the other jobs in ID order with their
+// shares, ideal demands and order keys.
 func prepare(ctx context.Context, name string, cfg Config, s *policy.Snapshot) (*round, []*job, error) {
-	if err := policy.Validate(s); err != nil {
+	s, out, err := policy.Screen(s)
+	if err != nil {
 		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	r := &round{c: &s.Cluster, shapes: map[allocation.Accelerator]*shape{}, on: map[string][]*job{}}
+	r := &round{c: &s.Cluster, shapes: map[allocation.Accelerator]*shape{}, on: map[string][]*job{}, out: out}
 	r.pack = placement.FirstFitDecreasing
 	if cfg.Consolidate {
 		r.pack = placement.BestFit
 	}
+	r.flat = slices.ContainsFunc(s.Cluster.Servers, func(sv allocation.Server) bool {
+		return sv.GPUs > 0 && (sv.CPUs <= 0 || sv.MemoryGB <= 0)
+	})
 	for i, sv := range s.Cluster.Servers {
 		if sv.GPUs == 0 {
 			continue
 		}
-		if sv.CPUs <= 0 || sv.MemoryGB <= 0 {
-			return nil, nil, fmt.Errorf("%w: server %q: cpus, memory_gb: %s divides each server's CPU cores and memory, so both must be given", policy.ErrInvalidSnapshot, sv.ID, name)
-		}
 		sh := r.shapes[sv.Accelerator]
 		c, mem := sv.CPUs/float64(sv.GPUs), sv.MemoryGB/float64(sv.GPUs)
+		if r.flat {
+			c, mem = 0, 0
+		}
 		if sh == nil {
 			sh = &shape{share: throughput.Point{CPUs: c, MemoryGB: mem}}
 			r.shapes[sv.Accelerator] = sh
 		}
 		sh.share.CPUs, sh.share.MemoryGB = min(sh.share.CPUs, c), min(sh.share.MemoryGB, mem)
 		sh.maxGPUs = max(sh.maxGPUs, sv.GPUs)
-		sh.maxCPUs, sh.maxMemory = max(sh.maxCPUs, sv.CPUs), max(sh.maxMemory, sv.MemoryGB)
+		if !r.flat {
+			sh.maxCPUs, sh.maxMemory = max(sh.maxCPUs, sv.CPUs), max(sh.maxMemory, sv.MemoryGB)
+		}
 		sh.freeByType += sv.GPUs
 		sh.servers = append(sh.servers, i)
 	}
@@ -285,13 +317,20 @@ func prepare(ctx context.Context, name string, cfg Config, s *policy.Snapshot) (
 		return nil, nil, err
 	}
 	r.free = free
-	jobs := make([]*job, len(s.Jobs))
+	jobs := make([]*job, 0, len(s.Jobs))
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if j.GPUs < 1 {
-			return nil, nil, fmt.Errorf("%w: job %q: gpus: %d; %s runs gangs of a fixed size, not elastic jobs", policy.ErrInvalidSnapshot, j.ID, j.GPUs, name)
+			r.leave(j.ID, fmt.Sprintf("gpus: %d; %s runs gangs of a fixed size, not elastic jobs", j.GPUs, name))
+			continue
 		}
-		x := &job{j: j}
+		if j.Elastic == nil {
+			// Screen checked that its GPU count fits.
+		} else if err := j.Runnable(s.Cluster); err != nil {
+			r.leave(j.ID, policy.Reason(err))
+			continue
+		}
+		x := &job{j: j, flat: r.flat}
 		for t, thr := range j.Throughput {
 			if thr > 0 && r.shapes[t] != nil {
 				x.types = append(x.types, t)
@@ -304,15 +343,19 @@ func prepare(ctx context.Context, name string, cfg Config, s *policy.Snapshot) (
 		if len(x.types) > 0 {
 			x.setType(r.shapes[x.types[0]])
 		}
-		key, err := orderKey(cfg.Order, s.Now, x)
-		if err != nil {
-			return nil, nil, err
-		}
-		x.key = key
-		jobs[i] = x
+		x.key = orderKey(cfg.Order, s.Now, x)
+		jobs = append(jobs, x)
 	}
 	slices.SortFunc(jobs, func(a, b *job) int { return strings.Compare(a.j.ID, b.j.ID) })
 	return r, jobs, nil
+}
+
+// leave records that job id is left out of the round, and why.
+func (r *round) leave(id, why string) {
+	if r.out == nil {
+		r.out = make(map[string]string)
+	}
+	r.out[id] = why
 }
 
 // setType sets the job's proportional share and ideal demand on servers of
@@ -322,42 +365,35 @@ func prepare(ctx context.Context, name string, cfg Config, s *policy.Snapshot) (
 func (x *job) setType(sh *shape) {
 	x.prop = x.point(sh.share.CPUs, sh.share.MemoryGB)
 	x.ideal = x.prop
-	if s := x.j.Sensitivity; s != nil && x.j.GPUs <= sh.maxGPUs {
+	if s := x.j.Sensitivity; s != nil && !x.flat && x.j.GPUs <= sh.maxGPUs {
 		g := float64(x.j.GPUs)
 		x.ideal = s.Clip(sh.maxCPUs/g, sh.maxMemory/g)
 	}
 }
 
 // orderKey returns the job's sort key under the order: smaller runs first.
-func orderKey(o Order, now time.Duration, x *job) (float64, error) {
+// Under SRTF and FTF a job of unknown length (StepsTotal zero) has key +Inf:
+// it comes after every job whose length is known, in arrival order.
+func orderKey(o Order, now time.Duration, x *job) float64 {
 	j := x.j
 	best := 0.0
 	for _, thr := range j.Throughput {
 		best = max(best, thr)
 	}
-	remaining := func() (float64, error) {
-		if j.StepsTotal <= 0 {
-			return 0, fmt.Errorf("%w: job %q: steps_total: %v; the %s order needs the job's length", policy.ErrInvalidSnapshot, j.ID, j.StepsTotal, o)
-		}
-		if best == 0 {
-			return math.Inf(1), nil
-		}
-		return max(j.StepsTotal-j.StepsDone, 0) / best, nil
+	if (o == SRTF || o == FTF) && (j.StepsTotal <= 0 || best == 0) {
+		return math.Inf(1)
 	}
+	remaining := max(j.StepsTotal-j.StepsDone, 0) / best
 	switch o {
 	case SRTF:
-		return remaining()
+		return remaining
 	case LAS:
-		return j.AttainedGPUSeconds, nil
+		return j.AttainedGPUSeconds
 	case FTF:
-		t, err := remaining()
-		if err != nil || best == 0 {
-			return math.Inf(1), err
-		}
-		rho := ((now - j.Arrival).Seconds() + t) / (j.StepsTotal / best)
-		return -rho, nil
+		rho := ((now - j.Arrival).Seconds() + remaining) / (j.StepsTotal / best)
+		return -rho
 	}
-	return 0, nil
+	return 0
 }
 
 // candidates returns the jobs in the order they are allocated: by key,
@@ -406,6 +442,126 @@ func (r *round) admit(x *job) bool {
 	return false
 }
 
+// hold reserves the GPUs of the running jobs that keep them this lease
+// (lease extension), walking the jobs in the order they are allocated and
+// counting GPUs per type as admit does: a running job keeps its GPUs unless
+// the jobs ahead of it in the order need its type's GPUs. Jobs placed
+// afresh cannot take reserved GPUs, so that a running job finds its GPUs
+// free at its turn.
+func (r *round) hold(order []*job) {
+	left := make(map[allocation.Accelerator]int, len(r.shapes))
+	for t, sh := range r.shapes {
+		left[t] = sh.freeByType
+	}
+	for _, x := range order {
+		if x.home, x.homeType = r.home(x); x.home != nil {
+			// It runs here or not at all, so it counts on no other type.
+			if t := x.homeType; left[t] >= x.j.GPUs && r.reserve(x.home, 1) {
+				x.held, left[t] = true, left[t]-x.j.GPUs
+				r.shapes[t].freeByType -= x.j.GPUs
+			}
+			continue
+		}
+		for _, t := range x.types {
+			if left[t] >= x.j.GPUs {
+				left[t] -= x.j.GPUs
+				break
+			}
+		}
+	}
+}
+
+// home returns where x runs now, one entry per server sorted by ID, and the
+// servers' type, if x may keep it: the same GPU count in whole workers on
+// servers of one type it can use. Otherwise it returns nil: the job is
+// placed afresh.
+func (r *round) home(x *job) ([]allocation.Assignment, allocation.Accelerator) {
+	per := make(map[string]int, len(x.j.Placement))
+	n := 0
+	for _, a := range x.j.Placement {
+		per[a.Server] += a.GPUs
+		n += a.GPUs
+	}
+	if n != x.j.GPUs {
+		return nil, "" // not running, or resized
+	}
+	var at []allocation.Assignment
+	var t allocation.Accelerator
+	for _, id := range slices.Sorted(maps.Keys(per)) {
+		sv, ok := r.c.Server(id)
+		if !ok || (at != nil && sv.Accelerator != t) || per[id]%x.j.Worker() != 0 {
+			return nil, ""
+		}
+		t = sv.Accelerator
+		at = append(at, allocation.Assignment{Server: id, GPUs: per[id]})
+	}
+	if !slices.Contains(x.types, t) {
+		return nil, ""
+	}
+	return at, t
+}
+
+// reserve takes (sign 1) or gives back (sign −1) the GPUs of at in r.free,
+// all or none, and reports whether it could.
+func (r *round) reserve(at []allocation.Assignment, sign int) bool {
+	free := r.free
+	for _, a := range at {
+		var err error
+		if sign > 0 {
+			free, err = free.Take(a.Server, placement.Demand{GPUs: a.GPUs})
+		} else {
+			free, err = free.Put(a.Server, placement.Demand{GPUs: a.GPUs})
+		}
+		if err != nil {
+			return false
+		}
+	}
+	r.free = free
+	return true
+}
+
+// resume returns the GPUs x keeps at its turn, releasing its reservation,
+// and sets x on their type; or nil if x has no home or another job took
+// its GPUs (it then waits: Synergy does not migrate).
+func (r *round) resume(x *job) []allocation.Assignment {
+	if x.home == nil {
+		return nil
+	}
+	if x.held {
+		r.reserve(x.home, -1)
+		x.held = false
+		r.shapes[x.homeType].freeByType += x.j.GPUs
+	}
+	for _, a := range x.home {
+		if left, _ := r.free.Remaining(a.Server); left.GPUs < a.GPUs {
+			return nil
+		}
+	}
+	if x.acc != x.homeType {
+		x.acc = x.homeType
+		x.setType(r.shapes[x.acc])
+	}
+	return x.home
+}
+
+// stuck explains why x, admitted by its GPU count, could not be placed.
+func (r *round) stuck(x *job, at []allocation.Assignment) string {
+	if at == nil {
+		it := placement.Item{ID: x.j.ID, Demand: placement.Demand{GPUs: x.j.GPUs}, Accelerator: x.acc, Worker: x.j.Worker()}
+		if pk, err := r.pack(r.free, []placement.Item{it}, placement.Options{Split: true}); err != nil || len(pk.Unplaced) > 0 {
+			// The GPUs are free in pieces too small for its workers, or
+			// running jobs keep them.
+			return fmt.Sprintf("job %q: the free GPUs of type %s, outside those running jobs keep, do not hold its %d GPUs in whole workers of %d; it waits",
+				x.j.ID, x.acc, x.j.GPUs, x.j.Worker())
+		}
+	}
+	// Cannot happen for profiles whose ideal is at or above the
+	// proportional share in both dimensions or at or below it in both; a
+	// job whose ideal is above in one and below in the other may hold CPU
+	// or memory peers cannot give back.
+	return fmt.Sprintf("job %q: its %d GPUs are free but their CPU and memory are not; it waits", x.j.ID, x.j.GPUs)
+}
+
 // demand is what a job needs for g of its GPUs at p per GPU.
 func demand(g int, p throughput.Point) placement.Demand {
 	return placement.Demand{GPUs: g, CPUs: float64(g) * p.CPUs, MemoryGB: float64(g) * p.MemoryGB}
@@ -413,39 +569,76 @@ func demand(g int, p throughput.Point) placement.Demand {
 
 // place tries to place x at p per GPU and records it if it fits.
 func (r *round) place(x *job, p throughput.Point) bool {
-	it := placement.Item{ID: x.j.ID, Demand: demand(x.j.GPUs, p), Accelerator: x.acc}
+	it := placement.Item{ID: x.j.ID, Demand: demand(x.j.GPUs, p), Accelerator: x.acc, Worker: x.j.Worker()}
 	pk, err := r.pack(r.free, []placement.Item{it}, placement.Options{Split: true})
 	if err != nil || len(pk.Unplaced) > 0 {
 		return false
 	}
 	r.free = pk.Free
-	x.got, x.where = p, pk.Placed[x.j.ID]
-	for _, a := range x.where {
+	r.record(x, p, pk.Placed[x.j.ID])
+	return true
+}
+
+// record notes that x runs at p per GPU on where.
+func (r *round) record(x *job, p throughput.Point, where []allocation.Assignment) {
+	x.got, x.where = p, where
+	for _, a := range where {
 		r.on[a.Server] = append(r.on[a.Server], x)
 	}
 	r.shapes[x.acc].freeByType -= x.j.GPUs
+}
+
+// put places x at p per GPU: on the GPUs at when given (lease extension),
+// else afresh.
+func (r *round) put(x *job, p throughput.Point, at []allocation.Assignment) bool {
+	if at != nil {
+		return r.keep(x, p, at)
+	}
+	return r.place(x, p)
+}
+
+// keep places x at p per GPU on exactly the GPUs at if every server there
+// still has the CPU and memory of its GPUs, and records it.
+func (r *round) keep(x *job, p throughput.Point, at []allocation.Assignment) bool {
+	free := r.free
+	for _, a := range at {
+		var err error
+		if free, err = free.Take(a.Server, demand(a.GPUs, p)); err != nil {
+			return false
+		}
+	}
+	r.free = free
+	r.record(x, p, slices.Clone(at))
 	return true
 }
 
 // tune is Synergy-Tune for one job: its ideal demand; else its
 // proportional share if the ideal asks more of either resource; else the
 // same after reclaiming what peers hold beyond their proportional share on
-// the servers with free GPUs.
-func (r *round) tune(x *job) bool {
-	if r.place(x, x.ideal) {
+// the servers with free GPUs (on its own servers for a job that keeps its
+// GPUs, at).
+func (r *round) tune(x *job, at []allocation.Assignment) bool {
+	if r.put(x, x.ideal, at) {
 		return true
 	}
 	want := x.ideal
 	if want.CPUs > x.prop.CPUs || want.MemoryGB > x.prop.MemoryGB {
 		want = x.prop
-		if r.place(x, want) {
+		if r.put(x, want, at) {
 			return true
 		}
 	}
-	for _, sv := range r.targets(x) {
+	var ts []target
+	if at == nil {
+		ts = r.targets(x)
+	}
+	for _, a := range at {
+		ts = append(ts, target{a.Server, a.GPUs})
+	}
+	for _, sv := range ts {
 		r.reclaim(sv.id, demand(sv.gpus, want))
 	}
-	return r.place(x, want)
+	return r.put(x, want, at)
 }
 
 type target struct {
@@ -455,7 +648,9 @@ type target struct {
 
 // targets returns the servers (of the job's type) whose free GPUs it will
 // take: for a gang, the first server with enough; otherwise servers in
-// increasing order of free GPUs until the job's GPUs are covered.
+// increasing order of free GPUs until the job's GPUs are covered. A server's
+// free GPUs count in whole workers of the job, as placement splits it, so
+// that CPU and memory are reclaimed where its workers can go.
 func (r *round) targets(x *job) []target {
 	sh := r.shapes[x.acc]
 	type cand struct {
@@ -463,10 +658,11 @@ func (r *round) targets(x *job) []target {
 		free int
 	}
 	var cs []cand
+	w := x.j.Worker()
 	for _, i := range sh.servers {
 		id := r.c.Servers[i].ID
-		if left, _ := r.free.Remaining(id); left.GPUs > 0 {
-			cs = append(cs, cand{id, left.GPUs})
+		if left, _ := r.free.Remaining(id); left.GPUs >= w {
+			cs = append(cs, cand{id, left.GPUs / w * w})
 		}
 	}
 	slices.SortFunc(cs, func(a, b cand) int { return strings.Compare(a.id, b.id) })
@@ -550,10 +746,11 @@ func (r *round) decide(d *policy.Decision, jobs []*job) {
 		}
 		g := float64(x.j.GPUs)
 		d.Allocation[x.j.ID] = allocation.Grant{
-			Shares:   map[allocation.Accelerator]float64{x.acc: 1},
-			GPUs:     x.j.GPUs,
-			CPUs:     g * x.got.CPUs,
-			MemoryGB: g * x.got.MemoryGB,
+			Shares:        map[allocation.Accelerator]float64{x.acc: 1},
+			GPUs:          x.j.GPUs,
+			GPUsPerWorker: x.j.GPUsPerWorker,
+			CPUs:          g * x.got.CPUs,
+			MemoryGB:      g * x.got.MemoryGB,
 		}
 		d.Placement[x.j.ID] = x.where
 		d.Objective += x.got.Speedup

@@ -175,9 +175,12 @@ func TestErrors(t *testing.T) {
 	c := cluster(1)
 	c.Servers[0].CPUs = 0
 	s := &policy.Snapshot{Cluster: c, Jobs: []policy.Job{newJob("a", 1, 0, res18())}}
-	p, _ := policy.New("synergy.tune", nil)
-	if _, err := p.Allocate(context.Background(), s); err == nil || !strings.Contains(err.Error(), `server "s00": cpus`) {
-		t.Errorf("untracked CPUs: %v", err)
+	// A server without CPU cores: GPUs only, with a warning.
+	for _, name := range allocators {
+		d := allocate(t, name, "", s)
+		if g := d.Allocation["a"]; g.GPUs != 1 || g.CPUs != 0 || g.MemoryGB != 0 || len(d.Warnings) == 0 || !strings.Contains(d.Warnings[0], "cpus") {
+			t.Errorf("%s: untracked CPUs: %+v; want a on 1 GPU, no CPU or memory, and a warning", name, d)
+		}
 	}
 	if _, err := policy.New("synergy.tune", []byte(`{"order": "lifo"}`)); err == nil {
 		t.Error("unknown order accepted")

@@ -11,6 +11,22 @@
 // This is the paper's mechanism. The min–max-ρ program that Gavel and
 // Shockwave compare against under the name Themis is "gavel.ftf".
 //
+// # Jobs left out, and jobs of unknown length
+//
+// The snapshot is screened with policy.Screen: a job that is invalid or can
+// never fit is left out of the round, with its reason, in the Decision's
+// Unscheduled, and the others are scheduled; only a snapshot malformed as a
+// whole fails. Themis also leaves out an elastic job without a GPU count or
+// whose GPU count no type it can run on holds: it leases time on gangs of a
+// fixed size. A job left out holds no lease.
+//
+// ρ needs a job's length (StepsTotal). A job of unknown length cannot state
+// how unfairly it is treated, so it never bids; it is among the jobs that
+// were not offered the GPUs, which share what the hidden payments leave (all
+// the free GPUs when no job of known length wants them) as if its ρ were 1,
+// and it does not count towards the Objective, the worst ρ. Rho, which must
+// estimate every job's ρ, still fails for it.
+//
 // # Differences from the paper
 //
 //   - Valuations are linear: a job values a GPU of each type by the speed
@@ -23,6 +39,8 @@
 //   - What the hidden payments leave goes first to the jobs that did not
 //     bid, divided proportionally fairly; what they cannot use goes back to
 //     the bidders rather than idling until the next auction.
-//   - A lease is a time share of the job's gang for a fixed time, for a
-//     round mechanism to place, rather than specific GPUs.
+//   - A lease is a time share of the job's gang for a fixed time, rather
+//     than specific GPUs. Registered as "themis", the policy is composed with
+//     Gavel's round mechanism (policy.Rounds) in rounds of RoundSeconds,
+//     which places the leases' shares on whole workers each round.
 package themis

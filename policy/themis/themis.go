@@ -10,13 +10,24 @@ import (
 
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/market"
+	"github.com/dlsched/dlsched/placement"
 	"github.com/dlsched/dlsched/policy"
 )
 
 func init() {
 	policy.Register("themis",
 		"Themis: finish-time-fair leases, auctioned to the jobs with the worst ρ by partial allocation",
-		policy.Configured((*Themis).check))
+		factory)
+}
+
+// factory builds Themis composed with the round mechanism, whose rounds are
+// Themis' own.
+func factory(config []byte) (policy.Policy, error) {
+	p, err := policy.Configured((*Themis).check)(config)
+	if err != nil {
+		return nil, err
+	}
+	return &policy.Rounds{Shares: p, Mechanism: placement.Mechanism{Round: p.(*Themis).round()}}, nil
 }
 
 // Defaults.
@@ -118,6 +129,16 @@ func (p *Themis) lease() float64 {
 	return float64(cmp.Or(p.LeaseRounds, DefaultLeaseRounds)) * round
 }
 
+// round returns the length of the mechanism's rounds: RoundSeconds, or
+// DefaultRound when zero, at most a lease, at least 1 ns and within a
+// Duration.
+func (p *Themis) round() time.Duration {
+	if p.RoundSeconds == 0 {
+		return DefaultRound
+	}
+	return time.Duration(max(1, min(p.RoundSeconds*1e9, p.lease()*1e9, 1<<62)))
+}
+
 // job is what Themis knows about one job.
 type job struct {
 	j    *policy.Job
@@ -127,16 +148,21 @@ type job struct {
 	// speed is its throughput on each type it can run on: with a
 	// positive Throughput and GPUs for its gang
 	speed map[allocation.Accelerator]float64
+	// unknown is set for a job whose length is unknown: its ρ cannot be
+	// estimated, and counts as 1.
+	unknown bool
 }
 
 // Rho returns the finish-time fairness of each job of s, by ID, as Themis
 // estimates it (see Themis). Every job needs StepsTotal and a positive
 // Throughput.
 func Rho(s *policy.Snapshot) (map[string]float64, error) {
-	jobs, err := estimate(s)
-	if err != nil {
-		return nil, err
+	for i := range s.Jobs {
+		if j := &s.Jobs[i]; j.StepsTotal <= 0 || best(j) <= 0 || j.GPUs < 1 {
+			return nil, fmt.Errorf("%w: job %q: themis needs gpus, steps_total and a positive throughput to estimate ρ", policy.ErrInvalidSnapshot, j.ID)
+		}
 	}
+	jobs := estimate(s, nil)
 	rho := make(map[string]float64, len(jobs))
 	for _, jb := range jobs {
 		rho[jb.j.ID] = jb.rho
@@ -144,30 +170,48 @@ func Rho(s *policy.Snapshot) (map[string]float64, error) {
 	return rho, nil
 }
 
-func estimate(s *policy.Snapshot) ([]*job, error) {
-	contention := math.Max(1, float64(len(s.Jobs))/float64(max(s.Cluster.TotalGPUs(), 1)))
+// best returns the job's best throughput.
+func best(j *policy.Job) float64 {
+	b := 0.0
+	for _, x := range j.Throughput {
+		b = math.Max(b, x)
+	}
+	return b
+}
+
+// estimate returns what Themis knows of the jobs of s but those left out
+// (the keys of out), which have a positive GPU count and throughput. A job
+// whose length is unknown gets ρ = 1 and is marked unknown.
+func estimate(s *policy.Snapshot, out map[string]string) []*job {
+	n := 0
+	for i := range s.Jobs {
+		if _, left := out[s.Jobs[i].ID]; !left {
+			n++
+		}
+	}
+	contention := math.Max(1, float64(n)/float64(max(s.Cluster.TotalGPUs(), 1)))
 	now := s.Now.Seconds()
-	jobs := make([]*job, len(s.Jobs))
+	jobs := make([]*job, 0, n)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
-		best := 0.0
-		for _, x := range j.Throughput {
-			best = math.Max(best, x)
+		if _, left := out[j.ID]; left {
+			continue
 		}
-		if j.StepsTotal <= 0 || best <= 0 || j.GPUs < 1 {
-			return nil, fmt.Errorf("%w: job %q: themis needs gpus, steps_total and a positive throughput to estimate ρ", policy.ErrInvalidSnapshot, j.ID)
+		best := best(j)
+		jb := &job{j: j, best: best, rho: 1, room: 1, speed: map[allocation.Accelerator]float64{}, unknown: j.StepsTotal <= 0}
+		if !jb.unknown {
+			alone := j.StepsTotal / best * contention
+			left := math.Max(j.StepsTotal-j.StepsDone, 0) / best * contention
+			jb.rho = (math.Max(now-j.Arrival.Seconds(), 0) + left) / alone
 		}
-		alone := j.StepsTotal / best * contention
-		left := math.Max(j.StepsTotal-j.StepsDone, 0) / best * contention
-		jb := &job{j: j, best: best, rho: (math.Max(now-j.Arrival.Seconds(), 0) + left) / alone, room: 1, speed: map[allocation.Accelerator]float64{}}
 		for _, t := range s.Cluster.Types() {
 			if j.Throughput[t] > 0 && s.Cluster.GPUs(t) >= j.GPUs {
 				jb.speed[t] = j.Throughput[t]
 			}
 		}
-		jobs[i] = jb
+		jobs = append(jobs, jb)
 	}
-	return jobs, nil
+	return jobs
 }
 
 // Allocate expires leases, auctions what is free and returns the leases.
@@ -175,16 +219,31 @@ func (p *Themis) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	if err := policy.Validate(s); err != nil {
+	s, out, err := policy.Screen(s)
+	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("themis: %w", err)
 	}
-	jobs, err := estimate(s)
-	if err != nil {
-		return nil, err
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		why := ""
+		if j.GPUs < 1 {
+			why = fmt.Sprintf("gpus: %d; themis leases time on gangs of a fixed size", j.GPUs)
+		} else if j.Elastic == nil {
+			// Screen checked that its GPU count fits.
+		} else if err := j.Runnable(s.Cluster); err != nil {
+			why = policy.Reason(err)
+		}
+		if why != "" {
+			if out == nil {
+				out = make(map[string]string)
+			}
+			out[j.ID] = why
+		}
 	}
+	jobs := estimate(s, out)
 	now := s.Now.Seconds()
 	byID := make(map[string]*job, len(jobs))
 	for _, jb := range jobs {
@@ -208,42 +267,55 @@ func (p *Themis) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 
 	offered, others := p.offer(jobs)
 	types := s.Cluster.Types()
+	left := make([]float64, len(types))
+	for k, t := range types {
+		left[k] = math.Max(free[t], 0)
+	}
 	if len(offered) > 0 {
-		got, left, err := auction(ctx, offered, types, free)
+		got, rest, err := auction(ctx, offered, types, free)
 		if err != nil {
 			return nil, err
 		}
 		leases = p.grant(leases, got, types, now)
-		// The hidden payments go to the jobs that were not offered, and
-		// what they cannot use back to the bidders.
-		for _, group := range [][]*job{others, offered} {
-			if total(left) <= eps {
-				break
-			}
-			got, left, err = divide(ctx, usable(group, types, left), types, left)
-			if err != nil {
-				return nil, err
-			}
-			leases = p.grant(leases, got, types, now)
+		left = rest
+	}
+	// The hidden payments go to the jobs that were not offered, and what
+	// they cannot use back to the bidders.
+	for _, group := range [][]*job{others, offered} {
+		if total(left) <= eps {
+			break
 		}
+		got, rest, err := divide(ctx, usable(group, types, left), types, left)
+		if err != nil {
+			return nil, err
+		}
+		leases = p.grant(leases, got, types, now)
+		left = rest
 	}
 	p.State.Leases = leases
-	return p.decide(leases, jobs), nil
+	d := p.decide(leases, jobs)
+	d.Unscheduled = out
+	return d, nil
 }
 
 // offer returns the jobs that may bid, the worst ρ first, and the others
-// that could use more GPUs.
+// that could use more GPUs. A job of unknown length cannot state its ρ: it
+// never bids, and is among the others.
 func (p *Themis) offer(jobs []*job) (offered, others []*job) {
-	var open []*job
+	var open, unknown []*job
 	for _, jb := range jobs {
-		if jb.room > eps && len(jb.speed) > 0 {
+		switch {
+		case jb.room <= eps || len(jb.speed) == 0:
+		case jb.unknown:
+			unknown = append(unknown, jb)
+		default:
 			open = append(open, jb)
 		}
 	}
 	slices.SortStableFunc(open, func(a, b *job) int { return cmp.Or(cmp.Compare(b.rho, a.rho), cmp.Compare(a.j.ID, b.j.ID)) })
 	n := int(math.Ceil((1 - p.filter()) * float64(len(open))))
 	n = min(max(n, 1), len(open))
-	return open[:n], open[n:]
+	return open[:n], append(open[n:len(open):len(open)], unknown...)
 }
 
 // usable returns the jobs of group that value some good with supply.
@@ -387,7 +459,9 @@ func (p *Themis) decide(leases []Lease, jobs []*job) *policy.Decision {
 	gpus := make(map[string]int, len(jobs))
 	for _, jb := range jobs {
 		gpus[jb.j.ID] = jb.j.GPUs
-		d.Objective = math.Max(d.Objective, jb.rho)
+		if !jb.unknown {
+			d.Objective = math.Max(d.Objective, jb.rho)
+		}
 	}
 	next := math.Inf(1)
 	for _, l := range leases {

@@ -61,10 +61,7 @@ func TestFilter(t *testing.T) {
 	for i := range 5 {
 		s.Jobs = append(s.Jobs, newJob(fmt.Sprintf("j%d", i), time.Duration(i)*10*time.Minute, 1000, 0))
 	}
-	jobs, err := estimate(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	jobs := estimate(s, nil)
 	ids := func(js []*job) []string {
 		var out []string
 		for _, jb := range js {
@@ -230,9 +227,14 @@ func TestCapacity(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
+	// A job without steps_total cannot bid, but gets the GPU nobody else
+	// wants; Rho, which must estimate it, fails.
 	s := &policy.Snapshot{Cluster: oneServer(1), Jobs: []policy.Job{{ID: "x", GPUs: 1, Throughput: map[allocation.Accelerator]float64{"v100": 1}}}}
-	if _, err := (&Themis{}).Allocate(context.Background(), s); !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), `job "x"`) {
-		t.Errorf("a job without steps_total: err = %v", err)
+	if d, err := (&Themis{}).Allocate(context.Background(), s); err != nil || d.Allocation["x"].Shares["v100"] != 1 || len(d.Unscheduled) != 0 {
+		t.Errorf("a job without steps_total: %+v, %v; want it to lease the GPU", d, err)
+	}
+	if _, err := Rho(s); !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), `job "x"`) {
+		t.Errorf("Rho of a job without steps_total: err = %v", err)
 	}
 	for _, cfg := range []string{`{"filter": 1.5}`, `{"filter": -0.1}`, `{"lease_rounds": -1}`, `{"leases": 3}`} {
 		if _, err := policy.New("themis", []byte(cfg)); !errors.Is(err, policy.ErrInvalidConfig) {

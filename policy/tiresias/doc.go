@@ -20,6 +20,32 @@
 // limits 3250 and 7200 GPU-seconds (Tiresias' README shows two queues split
 // at 3600; the paper finds two enough).
 //
+// # The Gittins distribution
+//
+// Tiresias-G needs a distribution of job GPU-time. With an empty
+// configuration it starts from DefaultSamples, the percentiles of the
+// distribution Tiresias' own simulator learns from (yarn-gput1000.csv, 1,001
+// jobs of a production cluster), and, as Tiresias learns from its cluster's
+// history, adds the total GPU-seconds of every job it sees finish (a job of
+// its State that the next snapshot no longer holds) to State.Finished,
+// keeping the most recent MaxSamples (10 000 by default). The prior counts
+// as 100 jobs, so the cluster's own jobs soon dominate. Samples replaces the
+// prior with the caller's own history; MaxSamples < 0 learns nothing.
+//
+// # Jobs left out, and missing facts
+//
+// Both policies screen the snapshot with policy.Screen: a job that is
+// invalid or can never fit is left out of the decision, with its reason, in
+// Unscheduled, and the others are scheduled; only a snapshot malformed as a
+// whole (or a Now before the State's last decision) fails. An elastic job
+// without a GPU count, or with one no type it can use holds, is left out
+// too: Tiresias runs gangs of a fixed size. A job left out keeps its queue
+// and clocks in the State, behind the others of its queue, for when it is
+// back; it has not finished while it is in the snapshot.
+//
+// The one per-system fact Tiresias reads is Job.Skew. A job whose skew is
+// unknown (zero) is spread like a model of small tensors, not left out.
+//
 // # Differences from the paper's code
 //
 //   - Demotion wakes at (T − service)/GPUs from now, the exact crossing. The

@@ -38,6 +38,9 @@ const (
 	// DefaultQuantum is the simulator's Gittins service quantum Δ, in
 	// GPU-seconds.
 	DefaultQuantum = 3250
+	// DefaultMaxSamples bounds the finished jobs Tiresias-G learns from:
+	// the GPU-seconds of the most recent 10 000, 80 kB of State.
+	DefaultMaxSamples = 10000
 )
 
 // eps is the slack, in GPU-seconds (or seconds), within which a threshold
@@ -95,8 +98,14 @@ type State struct {
 	Seen float64 `json:"seen"`
 	// Jobs holds each active job's queue and clocks, by ID. Allocate
 	// updates the map in place; copy it (through JSON, say) to keep an
-	// earlier state.
+	// earlier state. A job left out of a decision (Decision.Unscheduled)
+	// keeps its entry, behind the others, while it is in the snapshot.
 	Jobs map[string]JobState `json:"jobs,omitempty"`
+	// Finished holds the total GPU-seconds of the jobs Tiresias-G has seen
+	// finish, oldest first, at most its MaxSamples of them: with Samples,
+	// the distribution of its Gittins index. Tiresias-L leaves it empty.
+	// Values that are not finite non-negative numbers are ignored.
+	Finished []float64 `json:"finished,omitempty"`
 }
 
 // JobState is one job's place in the queues.
@@ -114,6 +123,12 @@ type JobState struct {
 	Pending float64 `json:"pending,omitempty"`
 	// Promotions counts its promotions to Q0.
 	Promotions int `json:"promotions,omitempty"`
+	// Service and Running are what Tiresias-G knows of the job's service
+	// at the last decision, to learn its total when the job finishes: its
+	// AttainedGPUSeconds then, and the GPUs that decision ran it on (zero
+	// when it waited). Tiresias-L leaves them zero.
+	Service float64 `json:"service,omitempty"`
+	Running int     `json:"running,omitempty"`
 }
 
 // LAS is Tiresias' discretized two-dimensional least-attained-service
@@ -129,25 +144,40 @@ type LAS struct {
 //
 //	G(a) = P(S − a ≤ Δ | S > a) / E[min(S − a, Δ) | S > a],
 //
-// with S a job's total GPU-time, distributed as Samples, and Δ the service
-// quantum.
+// with S a job's total GPU-time and Δ the service quantum. S is
+// distributed as Samples together with the jobs the policy has seen
+// finish (State.Finished), each equally likely: the prior gives way to the
+// cluster's own history as it accrues, as Tiresias learns the distribution
+// from its cluster. A job that was in the State and is absent from the next
+// snapshot has finished; its total is its AttainedGPUSeconds at the last
+// decision plus, if that decision ran it, its GPUs × the time since (exact
+// for a caller that decides at every completion, an upper bound
+// otherwise). A job left out of a decision is still in the snapshot, so it
+// has not finished.
 type Gittins struct {
 	Queues
-	// Samples are the total GPU-seconds of past jobs, the empirical
+	// Samples are the total GPU-seconds of past jobs, the prior
 	// distribution of S (Tiresias learns it from its cluster's history,
-	// e.g. yarn-gput1000.csv). Required. The distribution is built at
-	// the first decision; give a new slice, not new values in this one, to
+	// e.g. yarn-gput1000.csv). Empty means DefaultSamples(), the percentiles
+	// of Tiresias' own yarn-gput1000.csv. The distribution is built at the
+	// first decision; give a new slice, not new values in this one, to
 	// change it.
-	Samples []float64 `json:"samples"`
+	Samples []float64 `json:"samples,omitempty"`
 	// Quantum is Δ in GPU-seconds; zero means DefaultQuantum.
 	Quantum float64 `json:"quantum,omitempty"`
 	// Simulator selects the index as Tiresias' simulator computes it
 	// (bayes.Service.GittinsSimulator), for parity; its expected service
 	// counts the whole size of jobs that finish within the quantum.
 	Simulator bool `json:"simulator,omitempty"`
+	// MaxSamples bounds State.Finished: the totals of at most this many
+	// finished jobs, the most recent, are kept. Zero means
+	// DefaultMaxSamples; a negative value learns nothing, keeping the
+	// distribution at Samples, as Tiresias' simulator does.
+	MaxSamples int `json:"max_samples,omitempty"`
 
 	service bayes.Service
 	built   []float64 // the samples service was built from
+	learned []float64 // and the finished jobs' totals
 }
 
 // Name returns "tiresias.las".
@@ -186,22 +216,25 @@ func (p *Gittins) check() error {
 	if !(p.Quantum >= 0) || math.IsInf(p.Quantum, 1) {
 		return fmt.Errorf("%w: %s: quantum: %v is not a finite non-negative number", policy.ErrInvalidConfig, p.Name(), p.Quantum)
 	}
-	if len(p.Samples) == 0 {
-		return fmt.Errorf("%w: %s: samples: empty; the Gittins index needs a distribution of job GPU-time", policy.ErrInvalidConfig, p.Name())
-	}
-	return p.build()
+	return p.build(p.finished())
 }
 
-// build makes the distribution once per Samples slice.
-func (p *Gittins) build() error {
-	if len(p.built) == len(p.Samples) && len(p.built) > 0 && &p.built[0] == &p.Samples[0] {
+// build makes the distribution of Samples (or the default prior) and the
+// finished jobs' totals, once per Samples slice and finished totals.
+func (p *Gittins) build(finished []float64) error {
+	samples := p.Samples
+	if len(samples) == 0 {
+		samples = yarnPercentiles[:]
+	}
+	if len(p.built) == len(samples) && len(p.built) > 0 && &p.built[0] == &samples[0] && slices.Equal(p.learned, finished) {
 		return nil
 	}
-	svc, err := bayes.NewService(p.Samples)
+	all := make([]float64, 0, len(samples)+len(finished))
+	svc, err := bayes.NewService(append(append(all, samples...), finished...))
 	if err != nil {
 		return fmt.Errorf("%w: %s: %w", policy.ErrInvalidConfig, p.Name(), err)
 	}
-	p.service, p.built = svc, p.Samples
+	p.service, p.built, p.learned = svc, samples, slices.Clone(finished)
 	return nil
 }
 
@@ -211,12 +244,26 @@ func (p *LAS) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decisio
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	return p.allocate(ctx, p.Name(), s, nil)
+	kept, out, err := screen(p.Name(), s)
+	if err != nil {
+		return nil, err
+	}
+	return p.allocate(ctx, p.Name(), kept, out, nil)
 }
 
-// Allocate ranks the jobs by queue and, within a queue, by Gittins index.
+// Allocate learns the totals of the jobs that finished since the last
+// decision and ranks the jobs by queue and, within a queue, by Gittins
+// index.
 func (p *Gittins) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
 	if err := p.check(); err != nil {
+		return nil, err
+	}
+	kept, out, err := screen(p.Name(), s)
+	if err != nil {
+		return nil, err
+	}
+	finished := p.learn(s)
+	if err := p.build(finished); err != nil {
 		return nil, err
 	}
 	delta := cmp.Or(p.Quantum, DefaultQuantum)
@@ -226,7 +273,52 @@ func (p *Gittins) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Dec
 		}
 		return p.service.Gittins(service, delta)
 	}
-	return p.allocate(ctx, p.Name(), s, index)
+	d, err := p.allocate(ctx, p.Name(), kept, out, index)
+	if err != nil {
+		return nil, err
+	}
+	p.State.Finished = finished
+	return d, nil
+}
+
+// screen screens s with policy.Screen and also leaves out the elastic jobs
+// that Tiresias cannot run: without a GPU count (it needs a fixed one), or
+// with one that no type they can use holds. It returns the snapshot of the
+// other jobs and the jobs left out, with why.
+func screen(name string, s *policy.Snapshot) (*policy.Snapshot, map[string]string, error) {
+	s, out, err := policy.Screen(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	var never []string
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		why := ""
+		if j.GPUs < 1 {
+			why = fmt.Sprintf("gpus: %d; %s needs a fixed GPU count", j.GPUs, name)
+		} else if j.Elastic == nil {
+			continue // Screen checked that its GPU count fits
+		} else if err := j.Runnable(s.Cluster); err != nil {
+			why = policy.Reason(err)
+		} else {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]string)
+		}
+		out[j.ID] = why
+		never = append(never, j.ID)
+	}
+	if never == nil {
+		return s, out, nil
+	}
+	kept := &policy.Snapshot{Now: s.Now, Cluster: s.Cluster, Jobs: make([]policy.Job, 0, len(s.Jobs)-len(never))}
+	for _, j := range s.Jobs {
+		if !slices.Contains(never, j.ID) {
+			kept.Jobs = append(kept.Jobs, j)
+		}
+	}
+	return kept, out, nil
 }
 
 // entry is one job during a decision.
@@ -243,10 +335,9 @@ type entry struct {
 // executed is the time the job has run since it was last promoted.
 func (e *entry) executed() float64 { return e.service / e.rate }
 
-func (q *Queues) allocate(ctx context.Context, name string, s *policy.Snapshot, index func(float64) float64) (*policy.Decision, error) {
-	if err := policy.Validate(s); err != nil {
-		return nil, err
-	}
+// allocate decides for the jobs of s, a screened snapshot; out holds the
+// jobs left out, which keep their place in the State.
+func (q *Queues) allocate(ctx context.Context, name string, s *policy.Snapshot, out map[string]string, index func(float64) float64) (*policy.Decision, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -267,9 +358,6 @@ func (q *Queues) allocate(ctx context.Context, name string, s *policy.Snapshot, 
 	es := make([]*entry, len(s.Jobs))
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
-		if j.GPUs < 1 {
-			return nil, fmt.Errorf("%w: job %q: gpus: %d; %s needs a fixed GPU count", policy.ErrInvalidSnapshot, j.ID, j.GPUs, name)
-		}
 		e := &entry{j: j, rate: float64(j.GPUs)}
 		e.st, e.known = q.State.Jobs[j.ID]
 		attained := j.AttainedGPUSeconds
@@ -346,14 +434,14 @@ func (q *Queues) allocate(ctx context.Context, name string, s *policy.Snapshot, 
 
 	reqs := make([]placement.Request, len(es))
 	for i, e := range es {
-		reqs[i] = placement.Request{ID: e.j.ID, GPUs: e.j.GPUs, Current: e.j.Placement, Throughput: e.j.Throughput, Consolidate: e.j.Skew > skew}
+		reqs[i] = placement.Request{ID: e.j.ID, GPUs: e.j.GPUs, Worker: e.j.Worker(), Current: e.j.Placement, Throughput: e.j.Throughput, Consolidate: e.j.Skew > skew}
 	}
 	runs, err := placement.Priority{}.Admit(s.Cluster, reqs)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", policy.ErrInvalidSnapshot, name, err)
 	}
 	round := placement.Round{Runs: runs}
-	d := &policy.Decision{Policy: name, Allocation: round.Allocation(), Placement: round.Placement()}
+	d := &policy.Decision{Policy: name, Allocation: round.Allocation(), Placement: round.Placement(), Unscheduled: out}
 	k := 0 // runs come in the order of the requests, that of es
 	for _, e := range es {
 		if k < len(runs) && runs[k].Job == e.j.ID {
@@ -398,20 +486,44 @@ func (q *Queues) allocate(ctx context.Context, name string, s *policy.Snapshot, 
 	}
 	for i, e := range es {
 		e.st.Order = i
+		e.st.Service, e.st.Running = 0, 0
+		if index != nil { // Tiresias-G learns the job's total when it finishes
+			e.st.Service = e.j.AttainedGPUSeconds
+			if e.runs {
+				e.st.Running = e.j.GPUs
+			}
+		}
 		jobs[e.j.ID] = e.st
 	}
-	if len(jobs) > len(es) { // some finished
+	// Jobs left out keep their place, behind the others in their old
+	// order; they do not run.
+	var left []string
+	for id := range out {
+		if _, known := jobs[id]; known {
+			left = append(left, id)
+		}
+	}
+	slices.SortFunc(left, func(a, b string) int {
+		x, y := jobs[a], jobs[b]
+		return cmp.Or(cmp.Compare(x.Queue, y.Queue), cmp.Compare(x.Order, y.Order), strings.Compare(a, b))
+	})
+	for k, id := range left {
+		st := jobs[id]
+		st.Order, st.Running = len(es)+k, 0
+		jobs[id] = st
+	}
+	if len(jobs) > len(es)+len(left) { // some finished
 		active := make(map[string]bool, len(es))
 		for _, e := range es {
 			active[e.j.ID] = true
 		}
 		for id := range jobs {
-			if !active[id] {
+			if _, kept := out[id]; !active[id] && !kept {
 				delete(jobs, id)
 			}
 		}
 	}
-	q.State = State{Seen: now, Jobs: jobs}
+	q.State = State{Seen: now, Jobs: jobs, Finished: q.State.Finished}
 	return d, nil
 }
 

@@ -347,7 +347,6 @@ func TestInvalid(t *testing.T) {
 		"thresholds not ascending": &tiresias.LAS{Queues: tiresias.Queues{Thresholds: []float64{10, 5}}},
 		"negative knob":            &tiresias.LAS{Queues: tiresias.Queues{PromoteKnob: -1}},
 		"skew above 1":             &tiresias.LAS{Queues: tiresias.Queues{SkewThreshold: new(1.5)}},
-		"no samples":               &tiresias.Gittins{},
 		"NaN sample":               &tiresias.Gittins{Samples: []float64{math.NaN()}},
 	} {
 		_, err := p.Allocate(ctx, &policy.Snapshot{Cluster: c})
@@ -357,9 +356,14 @@ func TestInvalid(t *testing.T) {
 	}
 	elastic := job("e", 0, 0, 0)
 	elastic.Elastic = &policy.Elastic{BatchSize: 32}
-	_, err := (&tiresias.LAS{}).Allocate(ctx, &policy.Snapshot{Cluster: c, Jobs: []policy.Job{elastic}})
+	s := &policy.Snapshot{Cluster: c, Jobs: []policy.Job{elastic, job("a", 1, 0, 0)}}
+	d, err := (&tiresias.LAS{}).Allocate(ctx, s)
+	if err != nil || len(d.Unscheduled) != 1 || !strings.HasPrefix(d.Unscheduled["e"], "gpus") || len(d.Placement["a"]) != 1 {
+		t.Errorf("elastic job: %+v, %v; want e left out for gpus, a running", d, err)
+	}
+	_, err = policy.Strict(&tiresias.LAS{}).Allocate(ctx, s)
 	if !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), `job "e": gpus`) {
-		t.Errorf("elastic job: %v", err)
+		t.Errorf("Strict, elastic job: %v", err)
 	}
 	p := &tiresias.LAS{}
 	decide(t, p, c, 100, job("a", 1, 0, 0))
@@ -384,8 +388,11 @@ func TestRegistry(t *testing.T) {
 	if _, err := policy.New("tiresias.gittins", []byte(`{"samples": [1, 2, 3], "quantum": 10}`)); err != nil {
 		t.Error(err)
 	}
-	if _, err := policy.New("tiresias.gittins", nil); !errors.Is(err, policy.ErrInvalidConfig) {
-		t.Errorf("gittins without samples: %v", err)
+	if _, err := policy.New("tiresias.gittins", nil); err != nil {
+		t.Errorf("gittins without samples (the default prior): %v", err)
+	}
+	if _, err := policy.New("tiresias.gittins", []byte(`{"samples": [1, -2]}`)); !errors.Is(err, policy.ErrInvalidConfig) {
+		t.Errorf("gittins with a negative sample: %v", err)
 	}
 	if _, err := policy.New("tiresias.las", []byte(`{"threshold": [1]}`)); !errors.Is(err, policy.ErrInvalidConfig) {
 		t.Errorf("misspelt field: %v", err)
