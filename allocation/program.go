@@ -531,6 +531,9 @@ func (p *Program) matrix(sol []float64) (x, pairs [][]float64) {
 	return x, pairs
 }
 
+// ShareQuantum is the grid Program.Allocation rounds shares to.
+const ShareQuantum = 1e-8
+
 // Allocation turns a result of this program into an Allocation keyed by ids
 // (one per job, in program order). Every job gets a Grant, with its GPU
 // count, even if it gets no time; pair shares appear in both members'
@@ -541,7 +544,14 @@ func (p *Program) matrix(sol []float64) (x, pairs [][]float64) {
 // of a six-minute round), and a binder or round mechanism would otherwise
 // treat such a job as wanting to run on that type. This is the one place
 // where every LP policy's X becomes shares, so all of them drop the same
-// way; a job left with no share keeps its Grant and GPU count.
+// way; a job left with no share keeps its Grant and GPU count. The shares
+// kept are rounded to the nearest multiple of ShareQuantum (1e-8), above
+// the engines' noise and the 1e-9 slack of MaximizeMin's tie-break stage
+// (CLP gives 0.499999999 and 0.500000001 where the pure-Go engine gives 0.5
+// twice): two engines that find the same optimum then give equal shares bit
+// for bit, so that the round mechanism, which breaks ties by share, decides
+// the same whichever engine solved the program. Rounding moves a type's
+// load by at most 5e-9 GPUs per job, inside Tolerance.
 func (p *Program) Allocation(ids []string, r *Result) Allocation {
 	a := make(Allocation, len(ids))
 	shares := func(row []float64) map[Accelerator]float64 {
@@ -551,7 +561,7 @@ func (p *Program) Allocation(ids []string, r *Result) Allocation {
 				if m == nil {
 					m = make(map[Accelerator]float64)
 				}
-				m[t] = row[k]
+				m[t] = math.Round(row[k]/ShareQuantum) * ShareQuantum
 			}
 		}
 		return m

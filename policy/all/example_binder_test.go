@@ -97,15 +97,15 @@ func Example_binder() {
 	// Output:
 	// gavel.las
 	//  round 0
-	//   start b on s1:4
+	//   start a on s1:4
 	//   start c on s2:2
 	//   start d on s2:2
 	//  round 1
-	//   stop b
-	//   start a on s1:4
-	//  round 2
 	//   stop a
 	//   start b on s1:4
+	//  round 2
+	//   stop b
+	//   start a on s1:4
 	// tiresias.las
 	//  round 0
 	//   start a on s1:4

@@ -267,3 +267,41 @@ func shared(id string, d *policy.Decision) bool {
 	}
 	return false
 }
+
+// Two 8-GPU servers; a 6-GPU job runs 3+3; a new 8-GPU job comes in two
+// workers of 4. No policy may place the new job 5+3: with 5 free GPUs on
+// each server it runs 4+4 or not at all, and the running job, if it runs
+// on, stays where it is.
+func TestEveryPolicyTwoWorkersBesideRunningJob(t *testing.T) {
+	thr := map[allocation.Accelerator]float64{"v100": 1}
+	s := &policy.Snapshot{
+		Now: time.Hour,
+		Cluster: allocation.Cluster{Servers: []allocation.Server{
+			{ID: "s1", Accelerator: "v100", GPUs: 8, CPUs: 48, MemoryGB: 512},
+			{ID: "s2", Accelerator: "v100", GPUs: 8, CPUs: 48, MemoryGB: 512},
+		}},
+		Jobs: []policy.Job{
+			{ID: "running", GPUs: 6, Throughput: thr, StepsTotal: 1e6, StepsDone: 1e3, AttainedGPUSeconds: 600,
+				Placement: []allocation.Assignment{{Server: "s1", GPUs: 3}, {Server: "s2", GPUs: 3}}},
+			{ID: "new", GPUs: 8, GPUsPerWorker: 4, Arrival: time.Hour, Throughput: thr, StepsTotal: 1e6},
+		},
+	}
+	for _, info := range policy.Registered() {
+		p, err := policy.New(info.Name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := p.Allocate(context.Background(), s)
+		if err != nil {
+			t.Fatalf("%s: %v", info.Name, err)
+		}
+		for _, a := range d.Placement["new"] {
+			if a.GPUs%4 != 0 {
+				t.Errorf("%s: the new job runs %v, splitting a worker", info.Name, d.Placement["new"])
+			}
+		}
+		if err := bindable(world{s: s, unfit: map[string]bool{}}, d, moves[info.Name], byMechanism(p)); err != nil {
+			t.Errorf("%s: %v", info.Name, err)
+		}
+	}
+}

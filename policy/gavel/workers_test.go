@@ -2,6 +2,7 @@ package gavel
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/dlsched/dlsched/allocation"
@@ -34,6 +35,35 @@ func TestProgramsHonourWorkers(t *testing.T) {
 		}
 		if d.Allocation["w4"].Busy() == 0 && d.Allocation["w1"].Shares["v100"] == 0 {
 			t.Errorf("%s: %v: neither job gets time", p.Name(), d.Allocation)
+		}
+	}
+}
+
+// Both LP engines give equal jobs bit-identical shares (Program.Allocation
+// rounds to allocation.ShareQuantum), so that the round mechanism, which
+// breaks ties by share, places the same way whichever engine solved.
+func TestEnginesGiveEqualShares(t *testing.T) {
+	thr := shares{"v100": 1}
+	s := &policy.Snapshot{
+		Cluster: allocation.Cluster{Servers: []allocation.Server{{ID: "s1", Accelerator: "v100", GPUs: 4}, {ID: "s2", Accelerator: "v100", GPUs: 4}}},
+		Jobs: []policy.Job{
+			{ID: "a", GPUs: 4, Throughput: thr}, {ID: "b", GPUs: 4, Throughput: thr},
+			{ID: "c", GPUs: 2, Throughput: thr}, {ID: "d", GPUs: 2, Throughput: thr},
+		},
+	}
+	var first allocation.Allocation
+	for _, solver := range allocation.Solvers() {
+		d, err := (&MaxMinFairness{Solver: solver}).Allocate(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := d.Allocation["a"].Shares["v100"], d.Allocation["b"].Shares["v100"]; a != 0.5 || b != 0.5 {
+			t.Errorf("%s: shares %.17g and %.17g, want 0.5 each", solver, a, b)
+		}
+		if first == nil {
+			first = d.Allocation
+		} else if !reflect.DeepEqual(first, d.Allocation) {
+			t.Errorf("%s: allocation %v differs from %v", solver, d.Allocation, first)
 		}
 	}
 }
