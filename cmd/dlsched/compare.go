@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -33,7 +34,8 @@ type outcome struct {
 func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	list := fs.String("policies", defaultPolicies, "comma-separated registered policy names")
+	list := fs.String("policies", defaultPolicies, "comma-separated registered policy names, or all")
+	strict := fs.Bool("strict", false, "fail as soon as one policy fails, instead of reporting it in its row")
 	var w workloadFlags
 	w.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -41,6 +43,12 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	var names []string
 	seen := make(map[string]bool)
+	if strings.TrimSpace(*list) == "all" {
+		*list = ""
+		for _, info := range policy.Registered() {
+			*list += info.Name + ","
+		}
+	}
 	for _, n := range strings.Split(*list, ",") {
 		n = strings.TrimSpace(n)
 		if n == "" {
@@ -68,6 +76,7 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	bar := newBar(stderr, w.progress, len(s.jobs)*len(names), "compare")
@@ -111,7 +120,9 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 			if err != nil {
 				o.err = runError(names[i], err)
-				cancel() // the comparison fails as a whole: stop the others
+				if *strict {
+					cancel() // the comparison fails as a whole: stop the others
+				}
 			}
 		}()
 	}
@@ -119,21 +130,15 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if bar != nil {
 		_ = bar.Finish()
 	}
-	// Report the first real failure, not a sibling's cancellation.
-	var first error
-	for _, o := range outcomes {
-		if o.err != nil && (first == nil || errors.Is(first, context.Canceled) && !errors.Is(o.err, context.Canceled)) {
-			first = o.err
-		}
-	}
-	if first != nil {
-		return first
+	if err := failure(parent, outcomes, *strict); err != nil {
+		return err
 	}
 
 	fmt.Fprintln(stdout, s.describe())
 	if err := printComparison(stdout, outcomes); err != nil {
 		return err
 	}
+	outcomes = slices.DeleteFunc(outcomes, func(o outcome) bool { return o.err != nil })
 	if w.out == "" {
 		return nil
 	}
@@ -156,11 +161,42 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-// printComparison prints one aligned row per policy.
+// failure returns the error that ends the comparison: the first policy's
+// (not a sibling's cancellation) under strict, the caller's cancellation,
+// or the first error when every policy failed. Otherwise the failed
+// policies are rows of their own.
+func failure(ctx context.Context, outcomes []outcome, strict bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var first error
+	failed := 0
+	for _, o := range outcomes {
+		if o.err == nil {
+			continue
+		}
+		failed++
+		if first == nil || errors.Is(first, context.Canceled) && !errors.Is(o.err, context.Canceled) {
+			first = o.err
+		}
+	}
+	if first != nil && (strict || failed == len(outcomes)) {
+		return first
+	}
+	return nil
+}
+
+// printComparison prints one aligned row per policy; a policy that failed
+// gets its error instead of numbers.
 func printComparison(out io.Writer, outcomes []outcome) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "policy\tfinished\tavg JCT h\tmedian JCT h\tp99 JCT h\tmakespan h\tworst FTF\tunfair %\tutil %\tfirst run h")
 	for _, o := range outcomes {
+		if o.err != nil {
+			msg := strings.Join(strings.Fields(strings.TrimPrefix(o.err.Error(), o.name+": ")), " ")
+			fmt.Fprintf(w, "%s\tfailed: %s\n", o.name, msg)
+			continue
+		}
 		s := o.summary
 		fmt.Fprintf(w, "%s\t%d/%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t%.2f\n",
 			o.name, s.Finished, s.Jobs, s.AvgJCT/3600, s.MedianJCT/3600, s.P99JCT/3600,

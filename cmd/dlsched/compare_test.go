@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dlsched/dlsched/policy"
 )
 
 func TestCompareDeterministic(t *testing.T) {
@@ -69,5 +73,42 @@ func TestDuplicatePolicy(t *testing.T) {
 	code, _, errOut := runCLI(t, "", "compare", "--policies", "gavel.las,gavel.las")
 	if code != 2 || !strings.Contains(errOut, "twice") {
 		t.Errorf("exit %d, stderr %q: want 2 and a duplicate error", code, errOut)
+	}
+}
+
+// failing is a policy that always fails, registered for the tests below.
+type failing struct{}
+
+func (failing) Name() string { return "test.failing" }
+func (failing) Allocate(context.Context, *policy.Snapshot) (*policy.Decision, error) {
+	return nil, errors.New("deliberate\tfailure")
+}
+
+func init() {
+	policy.Register("test.failing", "fails every round", func([]byte) (policy.Policy, error) { return failing{}, nil })
+}
+
+// A policy that fails is a row with its error; the others are reported, and
+// the command fails only under --strict or when every policy fails.
+func TestCompareReportsFailingPolicy(t *testing.T) {
+	args := append([]string{"compare", "--policies", "gavel.las,test.failing,gavel.fifo"}, tiny...)
+	code, out, errOut := runCLI(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[2], "gavel.las ") || !strings.HasPrefix(lines[4], "gavel.fifo ") {
+		t.Fatalf("want both working policies' rows:\n%s", out)
+	}
+	if !strings.HasPrefix(lines[3], "test.failing ") || !strings.Contains(lines[3], "failed: ") || !strings.Contains(lines[3], "deliberate failure") {
+		t.Errorf("row %q: want the failing policy with its error on one line", lines[3])
+	}
+	for _, args := range [][]string{
+		append([]string{"compare", "--strict", "--policies", "gavel.las,test.failing"}, tiny...),
+		append([]string{"compare", "--policies", "test.failing"}, tiny...),
+	} {
+		if code, _, errOut := runCLI(t, "", args...); code == 0 || !strings.Contains(errOut, "deliberate") {
+			t.Errorf("%v: exit %d, stderr %q; want a failure naming the error", args, code, errOut)
+		}
 	}
 }

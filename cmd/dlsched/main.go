@@ -18,10 +18,14 @@
 //	dlsched simulate [--policy NAME] [--config JSON] [workload flags]
 //	                                       simulate a workload under one policy
 //	                                       and print its summary
-//	dlsched compare [--policies A,B,...] [workload flags]
+//	dlsched compare [--policies A,B,...|all] [--strict] [workload flags]
 //	                                       simulate the same workload under each
 //	                                       policy (concurrently, at most one per
-//	                                       CPU) and print one row per policy
+//	                                       CPU) and print one row per policy; a
+//	                                       policy that fails is a row with its
+//	                                       error, and the command fails only when
+//	                                       every policy does, or at the first
+//	                                       failure with --strict
 //
 // With no flags, compare runs a built-in comparison of gavel.las,
 // gavel.las-agnostic, gavel.ftf and gavel.fifo on a contended generated
@@ -138,7 +142,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return 1
 }
 
-const usage = "usage: dlsched policies | allocate --policy NAME [--in FILE] [--config JSON] [--example] [--strict] | example | simulate [--policy NAME] [flags] | compare [--policies A,B,...] [flags]; " +
+const usage = "usage: dlsched policies | allocate --policy NAME [--in FILE] [--config JSON] [--example] [--strict] | example | simulate [--policy NAME] [flags] | compare [--policies A,B,...|all] [--strict] [flags]; " +
 	"workload flags: --jobs --rate --seed --multi-gpu --priorities | --trace FILE | --pollux-workload FILE [--pollux-traces DIR] | --shockwave-trace FILE --shockwave-throughputs FILE | --tiresias-trace FILE; --events; " +
 	"--cluster --round --recompute --restart --window --out --progress"
 
