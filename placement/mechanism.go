@@ -640,6 +640,18 @@ func sameRow(o *Account, gpus int, row []TypeAccount) bool {
 	return true
 }
 
+// Validate reports whether l is a ledger Next could have returned: accounts
+// with job IDs, unique, with finite non-negative times and shares in [0,1],
+// placements of positive GPU counts on named servers, and a non-negative
+// round count. Errors wrap allocation.ErrInvalid. Next checks the same.
+func (l Ledger) Validate() error {
+	if l.Rounds < 0 {
+		return fmt.Errorf("%w placement: ledger: rounds: %d is negative", allocation.ErrInvalid, l.Rounds)
+	}
+	_, err := l.sorted()
+	return err
+}
+
 // sorted validates l and returns its accounts sorted by (Job, Partner),
 // without modifying l.
 func (l Ledger) sorted() ([]Account, error) {

@@ -66,3 +66,21 @@ func ExampleGangs_Place() {
 	// workers of 4: [{s1 4} {s2 4}] true
 	// workers of 8: [] false
 }
+
+// Validate accepts what Next returns and refuses what Next would.
+func ExampleLedger_Validate() {
+	c := allocation.Cluster{Servers: []allocation.Server{{ID: "s", Accelerator: "v100", GPUs: 2}}}
+	a := allocation.Allocation{"j": {GPUs: 1, Shares: map[allocation.Accelerator]float64{"v100": 1}}}
+	_, l, err := placement.Mechanism{}.Next(placement.Ledger{}, c, a)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(l.Validate())
+	l.Accounts[0].Job = ""
+	fmt.Println(l.Validate())
+	fmt.Println(placement.Ledger{Rounds: -1}.Validate())
+	// Output:
+	// <nil>
+	// invalid placement: ledger: account 0: job: empty
+	// invalid placement: ledger: rounds: -1 is negative
+}

@@ -86,7 +86,8 @@ func (r *Rounds) Allocate(ctx context.Context, s *Snapshot) (*Decision, error) {
 	st := r.state
 	jobs := jobSet(s)
 	now := s.Now.Seconds()
-	if st.Shares == nil || r.due(st, s, jobs) {
+	fresh := st.Shares == nil || r.due(st, s, jobs)
+	if fresh {
 		d, err := r.Shares.Allocate(ctx, s)
 		if err != nil {
 			return nil, err
@@ -99,6 +100,17 @@ func (r *Rounds) Allocate(ctx context.Context, s *Snapshot) (*Decision, error) {
 	}
 	alloc := withWorkers(present(st.Shares.Allocation, s), s)
 	round, ledger, err := r.Mechanism.Next(seed(ledger, s), s.Cluster, alloc)
+	if err != nil && !fresh {
+		// Shares decided for another cluster, or restored from a state:
+		// decide them again for this snapshot rather than fail the round.
+		d, serr := r.Shares.Allocate(ctx, s)
+		if serr != nil {
+			return nil, serr
+		}
+		st.Shares, st.Jobs, st.Solved = d, jobs, now
+		alloc = withWorkers(present(d.Allocation, s), s)
+		round, ledger, err = r.Mechanism.Next(seed(ledger, s), s.Cluster, alloc)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: round mechanism: %w", r.Name(), err)
 	}
@@ -148,11 +160,20 @@ func (r *Rounds) shorten(st RoundsState, now float64) (placement.Ledger, error) 
 func (r *Rounds) SaveState() (json.RawMessage, error) { return SaveState(r.state) }
 
 // RestoreState restores a state SaveState returned, into Shares as well
-// when it is Stateful.
+// when it is Stateful. A ledger Next would refuse, or times that are not
+// finite and non-negative, are an error wrapping ErrInvalidConfig.
 func (r *Rounds) RestoreState(b json.RawMessage) error {
 	st, err := RestoreState[RoundsState](b)
 	if err != nil {
 		return err
+	}
+	if err := st.Ledger.Validate(); err != nil {
+		return fmt.Errorf("%w: state: %w", ErrInvalidConfig, err)
+	}
+	for _, t := range []float64{st.Planned, st.Solved, st.Last.Length.Seconds()} {
+		if !(t >= 0) || t > maxSeconds {
+			return fmt.Errorf("%w: state: time %v is not in [0, %v] s", ErrInvalidConfig, t, maxSeconds)
+		}
 	}
 	if inner, ok := r.Shares.(Stateful); ok {
 		if err := inner.RestoreState(st.Inner); err != nil {
