@@ -29,8 +29,9 @@ func (p *LAS) RestoreState(b json.RawMessage) error { return p.Queues.restoreSta
 
 // SaveState returns the queues' State as JSON: the time of the last
 // decision and each active job's queue, rank in it, service base, pending
-// time and promotion count. The Gittins distribution is configuration
-// (Samples), not state.
+// time, promotion count and what Tiresias-G knows of its service; and the
+// totals of the jobs seen to finish, which the Gittins distribution learns
+// from (the configured Samples, or the default prior, are configuration).
 func (p *Gittins) SaveState() (json.RawMessage, error) { return p.Queues.saveState() }
 
 // RestoreState replaces the queues' State with one SaveState returned;
@@ -68,6 +69,15 @@ func (q *Queues) restoreState(name string, b json.RawMessage) error {
 			return bad(fmt.Sprintf("jobs[%s].pending", id), "%v is not a finite non-negative number", js.Pending)
 		case js.Promotions < 0:
 			return bad(fmt.Sprintf("jobs[%s].promotions", id), "%d is negative", js.Promotions)
+		case !stateNonNeg(js.Service):
+			return bad(fmt.Sprintf("jobs[%s].service", id), "%v is not a finite non-negative number", js.Service)
+		case js.Running < 0:
+			return bad(fmt.Sprintf("jobs[%s].running", id), "%d is negative", js.Running)
+		}
+	}
+	for i, x := range st.Finished {
+		if !stateNonNeg(x) {
+			return bad(fmt.Sprintf("finished[%d]", i), "%v is not a finite non-negative number", x)
 		}
 	}
 	q.State = st
