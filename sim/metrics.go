@@ -67,6 +67,9 @@ type JobMetrics struct {
 	Ran      bool   `json:"ran"`
 	// Unscheduled is true for a job the policy left out.
 	Unscheduled bool `json:"unscheduled,omitempty"`
+	// Preemptions and Migrations are the record's counts.
+	Preemptions int `json:"preemptions"`
+	Migrations  int `json:"migrations"`
 	// JCT is Finish − Arrival.
 	JCT float64 `json:"jct_s"`
 	// TimeToFirstRun is FirstRun − Arrival.
@@ -134,6 +137,13 @@ type Summary struct {
 	// MeanTimeToFirstRun is the mean of FirstRun − Arrival over the jobs
 	// of the window that ran (responsiveness); zero if none ran.
 	MeanTimeToFirstRun float64 `json:"mean_time_to_first_run_s"`
+
+	// PreemptionsPerJob and MigrationsPerJob are the mean counts over the
+	// jobs of the window: how often a policy stops a job before it
+	// finishes, and moves one that keeps running (each a checkpoint and a
+	// restart on a real cluster).
+	PreemptionsPerJob float64 `json:"preemptions_per_job"`
+	MigrationsPerJob  float64 `json:"migrations_per_job"`
 }
 
 // PerJob returns the metrics of each job in o.Window, in window order (see
@@ -165,7 +175,8 @@ func PerJob(jobs []JobRecord, o Options) ([]JobMetrics, error) {
 	out := make([]JobMetrics, len(idx))
 	for k, i := range idx {
 		r := &jobs[i]
-		m := JobMetrics{ID: r.ID, Finished: r.Finished, Ran: r.Ran, Unscheduled: r.Unscheduled != ""}
+		m := JobMetrics{ID: r.ID, Finished: r.Finished, Ran: r.Ran, Unscheduled: r.Unscheduled != "",
+			Preemptions: r.Preemptions, Migrations: r.Migrations}
 		if r.Ran {
 			m.TimeToFirstRun = (r.FirstRun - r.Arrival).Seconds()
 		}
@@ -209,6 +220,8 @@ func Summarize(jobs []JobRecord, rounds []RoundRecord, o Options) (Summary, erro
 	var ttfr, ftfΣ, ftfcΣ float64
 	var ran, unfair, unfairC int
 	for _, m := range per {
+		s.PreemptionsPerJob += float64(m.Preemptions) / float64(len(per))
+		s.MigrationsPerJob += float64(m.Migrations) / float64(len(per))
 		if m.Ran {
 			ran++
 			ttfr += m.TimeToFirstRun

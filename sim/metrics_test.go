@@ -383,3 +383,20 @@ func TestMetricsErrors(t *testing.T) {
 		t.Errorf("unfinished job with zero exclusive: %v", err)
 	}
 }
+
+// Preemptions and migrations per job are means over the window's jobs,
+// finished or not.
+func TestMetricsPreemptionsPerJob(t *testing.T) {
+	a := metricsDone("a", 0, 0, 100, 100, 1)
+	a.Preemptions, a.Migrations = 3, 1
+	b := metricsDone("b", 0, 0, 200, 100, 1)
+	b.Migrations = 1
+	c := JobRecord{ID: "c", GPUs: 1, Preemptions: 1}
+	got, err := Summarize([]JobRecord{a, b, c}, nil, Options{GPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.PreemptionsPerJob != 4.0/3 || got.MigrationsPerJob != 2.0/3 {
+		t.Errorf("preemptions %v, migrations %v per job; want 4/3 and 2/3", got.PreemptionsPerJob, got.MigrationsPerJob)
+	}
+}

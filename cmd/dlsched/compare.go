@@ -190,7 +190,7 @@ func failure(ctx context.Context, outcomes []outcome, strict bool) error {
 // gets its error instead of numbers.
 func printComparison(out io.Writer, outcomes []outcome) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "policy\tfinished\tavg JCT h\tmedian JCT h\tp99 JCT h\tmakespan h\tworst FTF\tunfair %\tutil %\tfirst run h")
+	fmt.Fprintln(w, "policy\tfinished\tavg JCT h\tmedian JCT h\tp99 JCT h\tmakespan h\tworst FTF\tunfair %\tutil %\tfirst run h\tpreempt/job\tmigrate/job")
 	for _, o := range outcomes {
 		if o.err != nil {
 			msg := strings.Join(strings.Fields(strings.TrimPrefix(o.err.Error(), o.name+": ")), " ")
@@ -198,9 +198,10 @@ func printComparison(out io.Writer, outcomes []outcome) error {
 			continue
 		}
 		s := o.summary
-		fmt.Fprintf(w, "%s\t%d/%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t%.2f\n",
+		fmt.Fprintf(w, "%s\t%d/%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\n",
 			o.name, s.Finished, s.Jobs, s.AvgJCT/3600, s.MedianJCT/3600, s.P99JCT/3600,
-			s.Makespan/3600, s.WorstFTF, 100*s.UnfairFraction, 100*s.Utilization, s.MeanTimeToFirstRun/3600)
+			s.Makespan/3600, s.WorstFTF, 100*s.UnfairFraction, 100*s.Utilization, s.MeanTimeToFirstRun/3600,
+			s.PreemptionsPerJob, s.MigrationsPerJob)
 	}
 	return w.Flush()
 }

@@ -28,6 +28,9 @@ func TestCompareDeterministic(t *testing.T) {
 	}
 	// The columns are aligned: every row as wide as the header's start of
 	// the last column.
+	if !strings.HasSuffix(lines[1], "preempt/job  migrate/job") {
+		t.Errorf("header %q: want preemptions and migrations per job last", lines[1])
+	}
 	col := strings.Index(lines[1], "first run h")
 	for _, l := range lines[2:] {
 		if len(l) < col || l[col-1] != ' ' {

@@ -529,6 +529,8 @@ func printSummary(out io.Writer, name string, s sim.Summary) error {
 		{"unfair fraction (contention)", fmt.Sprintf("%.1f %%", 100*s.UnfairFractionContention)},
 		{"utilization", fmt.Sprintf("%.1f %%", 100*s.Utilization)},
 		{"mean time to first run", hours(s.MeanTimeToFirstRun)},
+		{"preemptions per job", fmt.Sprintf("%.2f", s.PreemptionsPerJob)},
+		{"migrations per job", fmt.Sprintf("%.2f", s.MigrationsPerJob)},
 	}
 	for _, r := range rows {
 		fmt.Fprintf(w, "%s\t%s\n", r.k, r.v)
