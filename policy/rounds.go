@@ -88,29 +88,26 @@ func (r *Rounds) Allocate(ctx context.Context, s *Snapshot) (*Decision, error) {
 	now := s.Now.Seconds()
 	fresh := st.Shares == nil || r.due(st, s, jobs)
 	if fresh {
-		d, err := r.Shares.Allocate(ctx, s)
-		if err != nil {
+		if err := r.decide(ctx, &st, s, jobs); err != nil {
 			return nil, err
 		}
-		st.Shares, st.Jobs, st.Solved = d, jobs, now
 	}
 	ledger, err := r.shorten(st, now)
 	if err != nil {
 		return nil, err
 	}
 	alloc := withWorkers(present(st.Shares.Allocation, s), s)
-	round, ledger, err := r.Mechanism.Next(seed(ledger, s), s.Cluster, alloc)
+	round, next, err := r.Mechanism.Next(seed(ledger, s), s.Cluster, alloc)
 	if err != nil && !fresh {
 		// Shares decided for another cluster, or restored from a state:
 		// decide them again for this snapshot rather than fail the round.
-		d, serr := r.Shares.Allocate(ctx, s)
-		if serr != nil {
-			return nil, serr
+		if err := r.decide(ctx, &st, s, jobs); err != nil {
+			return nil, err
 		}
-		st.Shares, st.Jobs, st.Solved = d, jobs, now
-		alloc = withWorkers(present(d.Allocation, s), s)
-		round, ledger, err = r.Mechanism.Next(seed(ledger, s), s.Cluster, alloc)
+		alloc = withWorkers(present(st.Shares.Allocation, s), s)
+		round, next, err = r.Mechanism.Next(seed(ledger, s), s.Cluster, alloc)
 	}
+	ledger = next
 	if err != nil {
 		return nil, fmt.Errorf("%s: round mechanism: %w", r.Name(), err)
 	}
@@ -130,6 +127,16 @@ func (r *Rounds) Allocate(ctx context.Context, s *Snapshot) (*Decision, error) {
 	}
 	r.state = st
 	return &d, nil
+}
+
+// decide asks Shares for the shares of s and records them in st.
+func (r *Rounds) decide(ctx context.Context, st *RoundsState, s *Snapshot, jobs []string) error {
+	d, err := r.Shares.Allocate(ctx, s)
+	if err != nil {
+		return err
+	}
+	st.Shares, st.Jobs, st.Solved = d, jobs, s.Now.Seconds()
+	return nil
 }
 
 // due reports whether the shares must be decided again.

@@ -134,14 +134,7 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 	if err := s.Cluster.Validate(); err != nil {
 		return nil, err
 	}
-	pol := s.Policy
-	if r, ok := pol.(*policy.Rounds); ok {
-		// The simulation's rounds are the mechanism's: a copy, so that
-		// the caller's policy keeps its own settings.
-		c := *r
-		c.Mechanism.Round, c.Recompute = round, s.Recompute
-		pol = &c
-	}
+	pol := s.rounds(round)
 	pending := make([]*state, len(jobs))
 	for i, j := range jobs {
 		if j.StepsTotal <= 0 {
@@ -207,22 +200,16 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 
 		woken := decision != nil && decision.Wake > 0 && now >= decision.Wake
 		if decision == nil || woken || (changed && now-lastCall >= s.Recompute) {
-			snap := &policy.Snapshot{Now: now, Cluster: s.Cluster, Jobs: make([]policy.Job, len(active))}
-			for i, st := range active {
-				snap.Jobs[i] = st.job
-			}
-			d, err := pol.Allocate(ctx, snap)
+			d, err := ask(ctx, pol, now, s.Cluster, active)
 			if err != nil {
-				return nil, fmt.Errorf("sim: %s at %v: %w", pol.Name(), now, err)
+				return nil, err
 			}
 			decision, lastCall, changed = d, now, false
-			if len(d.Unscheduled) > 0 {
-				left := len(active)
-				active = leaveOut(active, d.Unscheduled)
-				finished += left - len(active)
-				if len(active) == 0 {
-					continue
-				}
+			left := len(active)
+			active = leaveOut(active, d.Unscheduled)
+			finished += left - len(active)
+			if len(active) == 0 {
+				continue
 			}
 		}
 
@@ -395,9 +382,39 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 	return &res, nil
 }
 
+// rounds returns the policy to simulate: s.Policy, or, for a share policy
+// composed with the round mechanism, a copy that plans the simulation's
+// rounds and recomputes as the simulation says, so that the caller's
+// policy keeps its own settings.
+func (s *Simulation) rounds(round time.Duration) policy.Policy {
+	r, ok := s.Policy.(*policy.Rounds)
+	if !ok {
+		return s.Policy
+	}
+	c := *r
+	c.Mechanism.Round, c.Recompute = round, s.Recompute
+	return &c
+}
+
+// ask gives the policy a snapshot of the active jobs at now.
+func ask(ctx context.Context, pol policy.Policy, now time.Duration, c allocation.Cluster, active []*state) (*policy.Decision, error) {
+	snap := &policy.Snapshot{Now: now, Cluster: c, Jobs: make([]policy.Job, len(active))}
+	for i, st := range active {
+		snap.Jobs[i] = st.job
+	}
+	d, err := pol.Allocate(ctx, snap)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %s at %v: %w", pol.Name(), now, err)
+	}
+	return d, nil
+}
+
 // leaveOut drops from active the jobs a policy left out of the round: they
 // never run again here, and their records say why.
 func leaveOut(active []*state, out map[string]string) []*state {
+	if len(out) == 0 {
+		return active
+	}
 	kept := active[:0]
 	for _, st := range active {
 		if why, ok := out[st.job.ID]; ok {
