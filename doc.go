@@ -63,7 +63,8 @@
 //
 // Running them:
 //
-//   - sim: a trace-driven simulator, workload generators and trace readers,
+//   - sim: the simulator engine and its metrics; workload: the jobs, their
+//     physics, workload generators and trace readers,
 //     to compare policies before deploying one.
 //   - cmd/dlsched: the command-line tool (policies, allocate, simulate,
 //     compare).

@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 	"errors"
+	"github.com/dlsched/dlsched/internal/simtest"
+	"github.com/dlsched/dlsched/workload"
 	"slices"
 	"testing"
 	"time"
@@ -149,11 +151,11 @@ func BenchmarkSimulation(b *testing.B) {
 	if !slices.Contains(allocation.Solvers(), allocation.CLP) {
 		b.Skip("needs CLP (-tags clp)")
 	}
-	jobs, err := Generator{Seed: 0, Jobs: 1000, Rate: 5.6}.Generate()
+	jobs, err := workload.Generator{Seed: 0, Jobs: 1000, Rate: 5.6}.Generate()
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := &Simulation{Cluster: gavelCluster(36), Policy: &gavel.MaxMinFairness{}, Recompute: 1920 * time.Second}
+	s := &Simulation{Cluster: simtest.Cluster(36), Policy: &gavel.MaxMinFairness{}, Recompute: 1920 * time.Second}
 	rounds := 0
 	for b.Loop() {
 		res, err := s.Run(context.Background(), jobs)

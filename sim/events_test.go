@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"github.com/dlsched/dlsched/internal/simtest"
 	"math"
 	"slices"
 	"testing"
@@ -64,7 +65,7 @@ func runEvents(t *testing.T, s *Simulation, jobs ...policy.Job) map[string]JobRe
 // and ActiveJobs weighs the number of jobs by time: A saw 1 job for 30 s and
 // 2 for 70 s, B 2 for 70 s and 1 for 50 s.
 func TestEventsExactTimes(t *testing.T) {
-	s := &Simulation{Cluster: oneGPU(1), Policy: &stubPolicy{decide: queue(byArrival, nil)}, Round: time.Hour, Events: true}
+	s := &Simulation{Cluster: oneGPU(1), Policy: &simtest.Stub{Decide: queue(byArrival, nil)}, Round: time.Hour, Events: true}
 	res, err := s.Run(context.Background(), []policy.Job{job("A", 0, 100*time.Second, 1), job("B", 30*time.Second, 50*time.Second, 1)})
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +93,7 @@ func TestEventsExactTimes(t *testing.T) {
 	// Without events the same jobs wait for round boundaries.
 	s.Events = false
 	s.Round = 60 * time.Second
-	s.Policy = &stubPolicy{decide: queue(byArrival, nil)}
+	s.Policy = &simtest.Stub{Decide: queue(byArrival, nil)}
 	recs := runEvents(t, s, job("A", 0, 100*time.Second, 1), job("B", 30*time.Second, 50*time.Second, 1))
 	if got := recs["B"].Finish; got != 170*time.Second { // admitted at 60 s, starts at the 120-s boundary
 		t.Errorf("round-based: B finishes at %v, want 2m50s", got)
@@ -101,12 +102,12 @@ func TestEventsExactTimes(t *testing.T) {
 
 // Wake ends a round: a policy that wants to be asked every 45 s is.
 func TestEventsWake(t *testing.T) {
-	p := &stubPolicy{decide: queue(byArrival, func(now time.Duration) time.Duration { return now + 45*time.Second })}
+	p := &simtest.Stub{Decide: queue(byArrival, func(now time.Duration) time.Duration { return now + 45*time.Second })}
 	s := &Simulation{Cluster: oneGPU(1), Policy: p, Round: time.Hour, Events: true}
 	runEvents(t, s, job("A", 0, 100*time.Second, 1))
 	var calls []time.Duration
-	for _, c := range p.calls {
-		calls = append(calls, c.now)
+	for _, c := range p.Calls {
+		calls = append(calls, c.Now)
 	}
 	if diff := cmp.Diff([]time.Duration{0, 45 * time.Second, 90 * time.Second}, calls); diff != "" {
 		t.Errorf("policy calls (-want +got):\n%s", diff)
@@ -120,7 +121,7 @@ func TestEventsWake(t *testing.T) {
 // latest-first, C (arrives 10 s, 50 s) preempts A at 10 s, restarts until
 // 30 s and ends at 80 s; A restarts again and ends at 200 s.
 func TestEventsRestart(t *testing.T) {
-	s := &Simulation{Cluster: oneGPU(1), Policy: &stubPolicy{decide: queue(byArrival, nil)}, Round: time.Hour, Events: true, Restart: 20 * time.Second}
+	s := &Simulation{Cluster: oneGPU(1), Policy: &simtest.Stub{Decide: queue(byArrival, nil)}, Round: time.Hour, Events: true, Restart: 20 * time.Second}
 	recs := runEvents(t, s, job("A", 0, 100*time.Second, 1), job("B", 10*time.Second, 50*time.Second, 1))
 	if got := recs["A"].Finish; got != 120*time.Second {
 		t.Errorf("FIFO: A finishes at %v, want 2m0s", got)
@@ -129,7 +130,7 @@ func TestEventsRestart(t *testing.T) {
 		t.Errorf("FIFO: B finishes at %v, want 3m10s", got)
 	}
 
-	s.Policy = &stubPolicy{decide: queue(byLatest, nil)}
+	s.Policy = &simtest.Stub{Decide: queue(byLatest, nil)}
 	recs = runEvents(t, s, job("A", 0, 100*time.Second, 1), job("C", 10*time.Second, 50*time.Second, 1))
 	if got := recs["C"].Finish; got != 80*time.Second {
 		t.Errorf("latest-first: C finishes at %v, want 1m20s", got)
@@ -150,7 +151,7 @@ func TestEventsMigration(t *testing.T) {
 		}
 		return []allocation.Assignment{{Server: "b", GPUs: 1}}
 	}
-	s := &Simulation{Cluster: oneGPU(2), Policy: &stubPolicy{decide: placeAll(1, "v100", 50*time.Second, where)},
+	s := &Simulation{Cluster: oneGPU(2), Policy: &simtest.Stub{Decide: simtest.PlaceAll(1, "v100", 50*time.Second, where)},
 		Round: time.Hour, Events: true, Reallocate: 15 * time.Second}
 	recs := runEvents(t, s, job("A", 0, 100*time.Second, 1))
 	if r := recs["A"]; r.Finish != 115*time.Second || r.Migrations != 1 || r.Preemptions != 0 {
@@ -182,7 +183,7 @@ func TestEventsPairs(t *testing.T) {
 		b.Colocated = map[string]map[allocation.Accelerator]float64{"A": {"v100": speed}}
 		return []policy.Job{a, b}
 	}
-	s := &Simulation{Cluster: oneGPU(1), Policy: &stubPolicy{decide: pair(0.5, time.Hour)}, Round: time.Hour, Events: true}
+	s := &Simulation{Cluster: oneGPU(1), Policy: &simtest.Stub{Decide: pair(0.5, time.Hour)}, Round: time.Hour, Events: true}
 	recs := runEvents(t, s, jobs(0.5)...)
 	if recs["A"].Finish != 200*time.Second || recs["B"].Finish != 200*time.Second {
 		t.Errorf("pair at half speed: finishes %v, %v; want 3m20s each", recs["A"].Finish, recs["B"].Finish)
@@ -190,7 +191,7 @@ func TestEventsPairs(t *testing.T) {
 	if recs["A"].GPUSeconds != 200 {
 		t.Errorf("pair: A charged %v GPU-seconds, want 200", recs["A"].GPUSeconds)
 	}
-	s.Policy = &stubPolicy{decide: pair(0, 50*time.Second)}
+	s.Policy = &simtest.Stub{Decide: pair(0, 50*time.Second)}
 	recs = runEvents(t, s, jobs(0)...)
 	if recs["A"].Finish != 150*time.Second || recs["B"].Finish != 250*time.Second {
 		t.Errorf("pair that cannot share for 50 s: finishes %v, %v; want 2m30s, 4m10s", recs["A"].Finish, recs["B"].Finish)

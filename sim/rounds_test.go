@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 	"errors"
+	"github.com/dlsched/dlsched/internal/simtest"
+	"github.com/dlsched/dlsched/workload"
 	"testing"
 	"time"
 
@@ -17,13 +19,13 @@ import (
 // the engine's own mechanism: moving the mechanism into the policy changed
 // no number, with and without throttled recomputation.
 func TestRoundsMatchEngineMechanism(t *testing.T) {
-	jobs, err := Generator{Seed: 3, Jobs: 40, Rate: 6, MultiGPU: true}.Generate()
+	jobs, err := workload.Generator{Seed: 3, Jobs: 40, Rate: 6, MultiGPU: true}.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, recompute := range []time.Duration{0, 1920 * time.Second} {
 		run := func(p policy.Policy) *Result {
-			res, err := (&Simulation{Cluster: gavelCluster(8), Policy: p, Recompute: recompute}).Run(context.Background(), jobs)
+			res, err := (&Simulation{Cluster: simtest.Cluster(8), Policy: p, Recompute: recompute}).Run(context.Background(), jobs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +45,7 @@ func TestRoundsMatchEngineMechanism(t *testing.T) {
 // A job that can never fit is left out by the policy and dropped by the
 // engine, unfinished and with the reason; the others run to completion.
 func TestUnscheduledJobsAreDropped(t *testing.T) {
-	jobs, err := Generator{Seed: 1, Jobs: 6, Rate: 6}.Generate()
+	jobs, err := workload.Generator{Seed: 1, Jobs: 6, Rate: 6}.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,7 @@ func TestUnscheduledJobsAreDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := (&Simulation{Cluster: gavelCluster(8), Policy: p}).Run(context.Background(), jobs)
+	res, err := (&Simulation{Cluster: simtest.Cluster(8), Policy: p}).Run(context.Background(), jobs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,11 +81,11 @@ func (idler) Allocate(_ context.Context, s *policy.Snapshot) (*policy.Decision, 
 // A policy that keeps waking without ever running the waiting jobs stalls
 // the simulation with an error, never a hang.
 func TestStallWithWake(t *testing.T) {
-	jobs, err := Generator{Seed: 1, Jobs: 2}.Generate()
+	jobs, err := workload.Generator{Seed: 1, Jobs: 2}.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = (&Simulation{Cluster: gavelCluster(4), Policy: idler{}, Events: true}).Run(context.Background(), jobs)
+	_, err = (&Simulation{Cluster: simtest.Cluster(4), Policy: idler{}, Events: true}).Run(context.Background(), jobs)
 	if !errors.Is(err, ErrStalled) {
 		t.Errorf("err = %v, want ErrStalled", err)
 	}

@@ -38,9 +38,9 @@
 // The workload flags of simulate and compare are:
 //
 //	--jobs N --rate R --seed S [--multi-gpu] [--priorities]
-//	                      generate N jobs arriving at R per hour (sim.Generator)
+//	                      generate N jobs arriving at R per hour (workload.Generator)
 //	--trace FILE          read the workload from a JSON-lines trace
-//	                      (sim.ReadTrace) instead; not with the flags above
+//	                      (workload.ReadTrace) instead; not with the flags above
 //	--cluster v100=36,p100=36,k80=36
 //	                      the number of GPUs of each type; each type's GPUs are
 //	                      split into servers of 4 GPUs (the last server takes
@@ -70,7 +70,7 @@
 //	                      Defaults: --cluster t4=64 --round 1m --restart 30s
 //	--shockwave-trace FILE --shockwave-throughputs FILE
 //	                      read a Shockwave (NSDI'23) trace, 12 tab-separated
-//	                      fields per job (sim.ReadShockwaveTrace), with epoch
+//	                      fields per job (workload.ReadShockwaveTrace), with epoch
 //	                      durations from a Gavel-format throughput file such
 //	                      as Shockwave's tacc_throughputs.json. Its jobs
 //	                      change batch size as they train (GNS, Accordion),
@@ -83,7 +83,7 @@
 // A Tiresias trace replaces it too:
 //
 //	--tiresias-trace FILE read a Tiresias simulator trace CSV
-//	                      (sim.ReadTiresiasTrace: job_id, num_gpu,
+//	                      (workload.ReadTiresiasTrace: job_id, num_gpu,
 //	                      submit_time, duration, optional model_name for the
 //	                      skew); every job runs at its trace speed on any type.
 //	                      Implies --events. Default: --cluster v100=64

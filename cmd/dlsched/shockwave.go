@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/dlsched/dlsched/workload"
 	"maps"
 	"os"
 	"slices"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/policy"
-	"github.com/dlsched/dlsched/sim"
 )
 
 // Defaults of a Shockwave trace, as in the paper's TACC run: 8 servers of
@@ -54,7 +54,7 @@ func (w *workloadFlags) shockwaveDefaults(cmd string) error {
 // --shockwave-trace jobs, with epoch durations on the cluster's GPU type
 // (Shockwave's clusters are homogeneous), and returns the jobs prepared by
 // their Adaptive model, whose Round is the run's.
-func (w *workloadFlags) readShockwave(cmd string, cluster allocation.Cluster) ([]policy.Job, *sim.Adaptive, error) {
+func (w *workloadFlags) readShockwave(cmd string, cluster allocation.Cluster) ([]policy.Job, *workload.Adaptive, error) {
 	types := map[allocation.Accelerator]bool{}
 	for _, s := range cluster.Servers {
 		types[s.Accelerator] = true
@@ -68,11 +68,11 @@ func (w *workloadFlags) readShockwave(cmd string, cluster allocation.Cluster) ([
 		return nil, nil, usageError{fmt.Errorf("%s: --shockwave-throughputs: %v", cmd, err)}
 	}
 	defer f.Close()
-	profile, _, err := sim.LoadGavelThroughputs(f)
+	profile, _, err := workload.LoadGavelThroughputs(f)
 	if err != nil {
 		return nil, nil, usageError{fmt.Errorf("%s: --shockwave-throughputs: %s: %v", cmd, w.swThr, err)}
 	}
-	jobs, model, err := sim.ReadShockwaveTraceFile(w.shockwave, profile, sim.ShockwaveOptions{Accelerator: acc})
+	jobs, model, err := workload.ReadShockwaveTraceFile(w.shockwave, profile, workload.ShockwaveOptions{Accelerator: acc})
 	if err != nil {
 		return nil, nil, usageError{fmt.Errorf("%s: --shockwave-trace: %v", cmd, err)}
 	}

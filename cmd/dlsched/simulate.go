@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dlsched/dlsched/workload"
 	"io"
 	"os"
 	"path/filepath"
@@ -108,10 +109,10 @@ type setup struct {
 	// For a Pollux workload: the jobs with their tuned configurations, for
 	// every policy but pollux, and the model of their speed.
 	tuned   []policy.Job
-	elastic *sim.Elastic
+	elastic *workload.Elastic
 	// For a Shockwave trace: the model of the adaptive jobs' speed, whose
 	// Adaptations every policy's run shares (see run).
-	adaptive *sim.Adaptive
+	adaptive *workload.Adaptive
 }
 
 // jobsFor returns the jobs policy name simulates.
@@ -126,7 +127,7 @@ func (s *setup) jobsFor(name string) []policy.Job {
 func (w *workloadFlags) build(cmd string) (*setup, error) {
 	var (
 		jobs, tuned []policy.Job
-		elastic     *sim.Elastic
+		elastic     *workload.Elastic
 		err         error
 	)
 	switch {
@@ -154,7 +155,7 @@ func (w *workloadFlags) build(cmd string) (*setup, error) {
 	if w.round <= 0 || w.recompute < 0 || w.restart < 0 {
 		return nil, usageError{fmt.Errorf("%s: --round must be positive, --recompute and --restart not negative", cmd)}
 	}
-	var adaptive *sim.Adaptive
+	var adaptive *workload.Adaptive
 	switch {
 	case w.shockwave != "":
 		if jobs, adaptive, err = w.readShockwave(cmd, cluster); err != nil {
@@ -175,7 +176,7 @@ func (w *workloadFlags) build(cmd string) (*setup, error) {
 		if w.jobs <= 0 {
 			return nil, usageError{fmt.Errorf("%s: --jobs: %d is not positive", cmd, w.jobs)}
 		}
-		jobs, err = sim.Generator{Seed: w.seed, Jobs: w.jobs, Rate: w.rate, MultiGPU: w.multiGPU, Priorities: w.priorities}.Generate()
+		jobs, err = workload.Generator{Seed: w.seed, Jobs: w.jobs, Rate: w.rate, MultiGPU: w.multiGPU, Priorities: w.priorities}.Generate()
 		if err != nil {
 			return nil, usageError{fmt.Errorf("%s: %v", cmd, err)}
 		}
@@ -190,7 +191,7 @@ func (w *workloadFlags) build(cmd string) (*setup, error) {
 // readPollux reads the --pollux-workload file twice, as elastic and as tuned
 // jobs, and sets the flags' Pollux defaults: a 64-GPU T4 cluster of 4-GPU
 // servers, 60 s rounds and 30 s restarts, unless given.
-func (w *workloadFlags) readPollux(cmd string) (jobs, tuned []policy.Job, model *sim.Elastic, err error) {
+func (w *workloadFlags) readPollux(cmd string) (jobs, tuned []policy.Job, model *workload.Elastic, err error) {
 	set := map[string]bool{}
 	w.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	for _, f := range []string{"trace", "jobs", "rate", "seed", "multi-gpu", "priorities"} {
@@ -198,22 +199,22 @@ func (w *workloadFlags) readPollux(cmd string) (jobs, tuned []policy.Job, model 
 			return nil, nil, nil, usageError{fmt.Errorf("%s: --%s cannot be used with --pollux-workload", cmd, f)}
 		}
 	}
-	apps := sim.SyntheticApps()
+	apps := workload.SyntheticApps()
 	if w.traces != "" {
-		if apps, err = sim.LoadApps(w.traces); err != nil {
+		if apps, err = workload.LoadApps(w.traces); err != nil {
 			return nil, nil, nil, usageError{fmt.Errorf("%s: --pollux-traces: %v", cmd, err)}
 		}
 	}
-	if jobs, model, err = sim.ReadPolluxWorkloadFile(w.pollux, apps, sim.WorkloadOptions{}); err != nil {
+	if jobs, model, err = workload.ReadPolluxWorkloadFile(w.pollux, apps, workload.WorkloadOptions{}); err != nil {
 		return nil, nil, nil, usageError{fmt.Errorf("%s: %v", cmd, err)}
 	}
-	if tuned, _, err = sim.ReadPolluxWorkloadFile(w.pollux, apps, sim.WorkloadOptions{Tuned: true}); err != nil {
+	if tuned, _, err = workload.ReadPolluxWorkloadFile(w.pollux, apps, workload.WorkloadOptions{Tuned: true}); err != nil {
 		return nil, nil, nil, usageError{fmt.Errorf("%s: %v", cmd, err)}
 	}
 	model.Prepare(jobs)
 	model.Prepare(tuned)
 	if !set["cluster"] {
-		w.cluster = string(sim.PolluxGPU) + "=64"
+		w.cluster = string(workload.PolluxGPU) + "=64"
 	}
 	if !set["round"] {
 		w.round = time.Minute
@@ -224,7 +225,7 @@ func (w *workloadFlags) readPollux(cmd string) (jobs, tuned []policy.Job, model 
 	return jobs, tuned, model, nil
 }
 
-// readTrace reads the --trace file (sim.ReadTrace's JSON lines); the
+// readTrace reads the --trace file (workload.ReadTrace's JSON lines); the
 // generator's flags cannot be combined with it.
 func (w *workloadFlags) readTrace(cmd string) ([]policy.Job, error) {
 	var clash string
@@ -242,7 +243,7 @@ func (w *workloadFlags) readTrace(cmd string) ([]policy.Job, error) {
 		return nil, usageError{fmt.Errorf("%s: --trace: %v", cmd, err)}
 	}
 	defer f.Close()
-	jobs, err := sim.ReadTrace(f, w.trace)
+	jobs, err := workload.ReadTrace(f, w.trace)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("%s: %v", cmd, err)}
 	}
@@ -277,7 +278,7 @@ func (w *workloadFlags) readTiresias(cmd string, cluster allocation.Cluster) ([]
 		return nil, usageError{fmt.Errorf("%s: --tiresias-trace: %v", cmd, err)}
 	}
 	defer f.Close()
-	jobs, err := sim.ReadTiresiasTrace(f, w.tiresias, cluster.Types()...)
+	jobs, err := workload.ReadTiresiasTrace(f, w.tiresias, cluster.Types()...)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("%s: %v", cmd, err)}
 	}
@@ -350,7 +351,7 @@ func (s *setup) run(name string, p policy.Policy, progress func(finished, total 
 	}
 	jobs := s.jobsFor(name)
 	if s.adaptive != nil {
-		model := &sim.Adaptive{Jobs: s.adaptive.Jobs, Round: s.flags.round}
+		model := &workload.Adaptive{Jobs: s.adaptive.Jobs, Round: s.flags.round}
 		jobs = cloneJobs(jobs)
 		if err := model.Prepare(jobs); err != nil {
 			return nil, nil, err

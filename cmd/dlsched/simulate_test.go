@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/dlsched/dlsched/workload"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,7 +134,7 @@ func TestParseWindow(t *testing.T) {
 }
 
 func TestSimulateTrace(t *testing.T) {
-	jobs, err := sim.Generator{Seed: 1, Jobs: 20, Rate: 8}.Generate()
+	jobs, err := workload.Generator{Seed: 1, Jobs: 20, Rate: 8}.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestSimulateTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sim.WriteTrace(f, jobs); err != nil {
+	if err := workload.WriteTrace(f, jobs); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {

@@ -2,7 +2,7 @@
 // and what Shockwave's forecast and plan do with it.
 //
 // A language model trained with gradient-noise-scale (GNS) scaling starts
-// at batch size 10 and doubles it at fixed epochs (sim.Schedule), and each
+// at batch size 10 and doubles it at fixed epochs (workload.Schedule), and each
 // larger batch makes an epoch faster. A scheduler sees only the batch size
 // in force and how many epochs the job has spent at each; package bayes
 // forecasts the runtime left from those counts (a Dirichlet posterior over
@@ -17,6 +17,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/dlsched/dlsched/workload"
 	"io"
 	"os"
 	"slices"
@@ -26,7 +27,6 @@ import (
 	"github.com/dlsched/dlsched/bayes"
 	"github.com/dlsched/dlsched/policy"
 	"github.com/dlsched/dlsched/policy/shockwave"
-	"github.com/dlsched/dlsched/sim"
 )
 
 func main() {
@@ -57,12 +57,12 @@ type job struct {
 }
 
 // adaptiveJob builds a job's schedule and regimes with sim's rules.
-func adaptiveJob(id, model string, mode sim.Mode, bs0, gpus, epochs int, seconds map[int]float64) (job, error) {
-	batch, err := sim.Schedule(model, mode, bs0, gpus, epochs)
+func adaptiveJob(id, model string, mode workload.Mode, bs0, gpus, epochs int, seconds map[int]float64) (job, error) {
+	batch, err := workload.Schedule(model, mode, bs0, gpus, epochs)
 	if err != nil {
 		return job{}, err
 	}
-	regimes, err := sim.Regimes(model, mode, bs0, gpus)
+	regimes, err := workload.Regimes(model, mode, bs0, gpus)
 	if err != nil {
 		return job{}, err
 	}
@@ -135,7 +135,7 @@ func (j job) policyJob() policy.Job {
 }
 
 func run(out io.Writer) error {
-	lm, err := adaptiveJob("lm", "LM", sim.GNS, 10, 1, 23, lmSeconds)
+	lm, err := adaptiveJob("lm", "LM", workload.GNS, 10, 1, 23, lmSeconds)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func run(out io.Writer) error {
 	// later than alone on a 1/J share (here the whole job alone, as J = G =
 	// 4), which no job can while others share the GPUs: Shockwave plans on
 	// the relaxed path, weighting jobs by their projected unfairness.
-	resnet18, err := adaptiveJob("resnet18", "ResNet-18", sim.Accordion, 32, 2, 40, resnet18Seconds)
+	resnet18, err := adaptiveJob("resnet18", "ResNet-18", workload.Accordion, 32, 2, 40, resnet18Seconds)
 	if err != nil {
 		return err
 	}

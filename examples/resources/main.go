@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/dlsched/dlsched/workload"
 	"io"
 	"os"
 	"strings"
@@ -16,7 +17,6 @@ import (
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/policy"
 	_ "github.com/dlsched/dlsched/policy/synergy"
-	"github.com/dlsched/dlsched/sim"
 )
 
 func main() {
@@ -27,7 +27,7 @@ func main() {
 }
 
 func run(w io.Writer) error {
-	models := sim.SynergyModels()
+	models := workload.SynergyModels()
 	s := &policy.Snapshot{
 		Now: time.Minute,
 		Cluster: allocation.Cluster{Servers: []allocation.Server{

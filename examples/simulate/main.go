@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/dlsched/dlsched/workload"
 	"log"
 
 	"github.com/dlsched/dlsched/allocation"
@@ -17,7 +18,7 @@ import (
 
 func main() {
 	// 300 single-GPU jobs from Gavel's generator, arriving at 3 per hour.
-	jobs, err := sim.Generator{Seed: 1, Jobs: 300, Rate: 3}.Generate()
+	jobs, err := workload.Generator{Seed: 1, Jobs: 300, Rate: 3}.Generate()
 	if err != nil {
 		log.Fatal(err)
 	}

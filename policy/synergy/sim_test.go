@@ -2,6 +2,7 @@ package synergy_test
 
 import (
 	"context"
+	"github.com/dlsched/dlsched/workload"
 	"testing"
 
 	"github.com/dlsched/dlsched/allocation"
@@ -18,7 +19,7 @@ func avgJCT(t *testing.T, name string, c allocation.Cluster, jobs []policy.Job, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := sim.Simulation{Cluster: c, Policy: p, Round: sim.SynergyRound, Speed: sim.Resources{Cluster: c}.Speed}
+	s := sim.Simulation{Cluster: c, Policy: p, Round: workload.SynergyRound, Speed: workload.Resources{Cluster: c}.Speed}
 	res, err := s.Run(context.Background(), jobs)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -47,7 +48,7 @@ func TestReproduction(t *testing.T) {
 	w := sim.Window{Start: 4000, End: 5000}
 	prev := 0.0
 	for _, rate := range []float64{3, 5, 7, 8, 9, 10} {
-		jobs, err := sim.SynergyGenerator{Seed: 1, Jobs: 5000, Rate: rate}.Generate()
+		jobs, err := workload.SynergyGenerator{Seed: 1, Jobs: 5000, Rate: rate}.Generate()
 		if err != nil {
 			t.Fatal(err)
 		}

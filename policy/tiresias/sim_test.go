@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/dlsched/dlsched/workload"
 	"os"
 	"testing"
 	"time"
@@ -110,7 +111,7 @@ func TestOrdering60Jobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	jobs, err := sim.ReadTiresiasTrace(f, "60_job.csv", v100)
+	jobs, err := workload.ReadTiresiasTrace(f, "60_job.csv", v100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,13 +125,13 @@ func TestOrdering60Jobs(t *testing.T) {
 	}
 }
 
-// philly returns n jobs of Gavel's Philly-derived workload (sim.Generator
+// philly returns n jobs of Gavel's Philly-derived workload (workload.Generator
 // with multi-GPU jobs: 70 % 1 GPU, 10 % 2, 15 % 4, 5 % 8; durations
 // 60·10^U(1.5,3) s with probability 0.8, else 60·10^U(3,4) s), arriving
 // at rate jobs per hour, on v100 only.
 func philly(t testing.TB, seed uint64, n int, rate float64) []policy.Job {
 	t.Helper()
-	jobs, err := sim.Generator{Seed: seed, Jobs: n, Rate: rate, MultiGPU: true}.Generate()
+	jobs, err := workload.Generator{Seed: seed, Jobs: n, Rate: rate, MultiGPU: true}.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}

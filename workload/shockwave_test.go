@@ -1,9 +1,10 @@
-package sim
+package workload
 
 import (
 	"bufio"
 	"context"
 	"errors"
+	"github.com/dlsched/dlsched/sim"
 	"maps"
 	"math"
 	"os"
@@ -256,7 +257,7 @@ func TestShockwave120Simulation(t *testing.T) {
 	for i := range 8 {
 		servers = append(servers, allocation.Server{ID: "n" + strconv.Itoa(i), Accelerator: "v100", GPUs: 4})
 	}
-	s := &Simulation{
+	s := &sim.Simulation{
 		Cluster: allocation.Cluster{Servers: servers}, Policy: pol,
 		Round: model.Round, Restart: 20 * time.Second,
 		Speed: model.Speed, Observe: model.Observe, Exclusive: model.Exclusive,
@@ -277,7 +278,7 @@ func TestShockwave120Simulation(t *testing.T) {
 			t.Errorf("job %s: JCT %v below its exclusive %v", r.ID, r.JCT(), r.Exclusive)
 		}
 	}
-	sum, err := Summarize(res.Jobs, res.Rounds, Options{GPUs: 32})
+	sum, err := sim.Summarize(res.Jobs, res.Rounds, sim.Options{GPUs: 32})
 	if err != nil {
 		t.Fatal(err)
 	}

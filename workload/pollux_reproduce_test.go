@@ -1,8 +1,9 @@
-package sim
+package workload
 
 import (
 	"context"
 	"fmt"
+	"github.com/dlsched/dlsched/sim"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,7 +38,7 @@ func polluxAvgJCT(ctx context.Context, path string, apps map[string]*App, name s
 	if err != nil {
 		return 0, err
 	}
-	s := &Simulation{Cluster: polluxCluster(), Policy: p, Round: time.Minute,
+	s := &sim.Simulation{Cluster: polluxCluster(), Policy: p, Round: time.Minute,
 		Restart: 30 * time.Second, Reallocate: 30 * time.Second, Speed: model.Speed, Observe: model.Observe}
 	res, err := s.Run(ctx, jobs)
 	if err != nil {

@@ -1,4 +1,4 @@
-package sim
+package workload
 
 import (
 	"cmp"
@@ -195,7 +195,7 @@ func (a *Adaptive) Speed(j *policy.Job, g allocation.Grant, run placement.Run) f
 	}
 	k := int(pos)
 	t0 := x.prefix[k] + (pos-float64(k))*ad.EpochSeconds[ad.Batch[k]]
-	round := cmp.Or(a.Round, DefaultRound).Seconds()
+	round := cmp.Or(a.Round, placement.DefaultRound).Seconds()
 	t1 := t0 + round
 	if total := x.prefix[n]; t1 >= total {
 		if total <= t0 { // rounding at the very end

@@ -1,9 +1,10 @@
-package sim
+package workload
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/dlsched/dlsched/sim"
 	"io"
 	"math"
 	"os"
@@ -153,9 +154,9 @@ func synergyJob(t *testing.T, id, model string, gpus int, steps float64, arrival
 		Sensitivity: cloneSensitivity(m.Sensitivity)}
 }
 
-func synergySim(p policy.Policy, servers ...allocation.Server) *Simulation {
+func synergySim(p policy.Policy, servers ...allocation.Server) *sim.Simulation {
 	c := allocation.Cluster{Servers: servers}
-	return &Simulation{Cluster: c, Policy: p, Round: SynergyRound, Speed: Resources{Cluster: c}.Speed}
+	return &sim.Simulation{Cluster: c, Policy: p, Round: SynergyRound, Speed: Resources{Cluster: c}.Speed}
 }
 
 // Acceptance check 3: res18 at its ideal (9 cores, 62.5 GB) makes

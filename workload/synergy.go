@@ -1,4 +1,4 @@
-package sim
+package workload
 
 import (
 	"cmp"
@@ -260,7 +260,7 @@ type Resources struct {
 // iterations in a 300 s round, where Synergy's simulator credits
 // floor(300/0.64) = 468.
 func (r Resources) Speed(j *policy.Job, g allocation.Grant, run placement.Run) float64 {
-	base := defaultSpeed(j, run)
+	base := Throughput(j, run)
 	if j.Sensitivity == nil || run.Partner != "" {
 		return base
 	}

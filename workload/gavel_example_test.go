@@ -1,16 +1,15 @@
-package sim_test
+package workload_test
 
 import (
 	"fmt"
-
-	"github.com/dlsched/dlsched/sim"
+	"github.com/dlsched/dlsched/workload"
 )
 
 // A continuous multi-GPU workload in the manner of Gavel's experiments:
 // Poisson arrivals at 6 jobs an hour, scale factors 1–8, priorities and
 // deadlines.
 func ExampleGenerator() {
-	jobs, err := sim.Generator{
+	jobs, err := workload.Generator{
 		Seed:       1,
 		Jobs:       5,
 		Rate:       6,
@@ -36,13 +35,13 @@ func ExampleGenerator() {
 
 // The built-in profile: Gavel's measured steps per second.
 func ExampleProfile_Throughput() {
-	p := sim.DefaultProfile()
+	p := workload.DefaultProfile()
 	for _, gpus := range []int{1, 2, 4, 8} {
 		fmt.Printf("ResNet-50 (batch size 128) on %d: v100 %.4g, k80 %.4g\n", gpus,
 			p.Throughput("ResNet-50 (batch size 128)", "v100", gpus),
 			p.Throughput("ResNet-50 (batch size 128)", "k80", gpus))
 	}
-	fmt.Println(len(sim.Templates()), "templates on", p.Accelerators())
+	fmt.Println(len(workload.Templates()), "templates on", p.Accelerators())
 	// Output:
 	// ResNet-50 (batch size 128) on 1: v100 2.497, k80 0.3472
 	// ResNet-50 (batch size 128) on 2: v100 4.223, k80 0

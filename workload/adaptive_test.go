@@ -1,9 +1,10 @@
-package sim
+package workload
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dlsched/dlsched/sim"
 	"maps"
 	"math"
 	"reflect"
@@ -197,7 +198,7 @@ func TestAdaptiveSimulationHand(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seenBatch []int
-	s := &Simulation{
+	s := &sim.Simulation{
 		Cluster:   allocation.Cluster{Servers: []allocation.Server{{ID: "n", Accelerator: "v100", GPUs: 1}}},
 		Policy:    pol,
 		Round:     120 * time.Second,
@@ -229,16 +230,16 @@ func TestAdaptiveSimulationHand(t *testing.T) {
 	}
 }
 
-// The Exclusive hook sets JobRecord.Exclusive; without it a job's
+// The Exclusive hook sets sim.JobRecord.Exclusive; without it a job's
 // Exclusive is StepsTotal over its best throughput.
 func TestSimulationExclusiveHook(t *testing.T) {
-	run := func(hook func(*policy.Job) time.Duration) []JobRecord {
+	run := func(hook func(*policy.Job) time.Duration) []sim.JobRecord {
 		t.Helper()
 		pol, err := policy.New("gavel.fifo", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := &Simulation{
+		s := &sim.Simulation{
 			Cluster:   allocation.Cluster{Servers: []allocation.Server{{ID: "n", Accelerator: "v100", GPUs: 1}}},
 			Policy:    pol,
 			Round:     60 * time.Second,
@@ -281,7 +282,7 @@ func TestAdaptiveFTF(t *testing.T) {
 		hook func(*policy.Job) time.Duration
 		excl float64
 	}{{a.Exclusive, 350}, {nil, 400}} {
-		s := &Simulation{
+		s := &sim.Simulation{
 			Cluster: allocation.Cluster{Servers: []allocation.Server{{ID: "n", Accelerator: "v100", GPUs: 1}}},
 			Policy:  pol, Round: 120 * time.Second,
 			Speed: a.Speed, Observe: a.Observe, Exclusive: c.hook,
@@ -290,7 +291,7 @@ func TestAdaptiveFTF(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ms, err := PerJob(res.Jobs, Options{GPUs: 1})
+		ms, err := sim.PerJob(res.Jobs, sim.Options{GPUs: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,24 +1,23 @@
-package sim_test
+package workload_test
 
 import (
 	"fmt"
+	"github.com/dlsched/dlsched/workload"
 	"strings"
-
-	"github.com/dlsched/dlsched/sim"
 )
 
 // ExampleReadPolluxWorkload reads a small Pollux workload against the
 // built-in synthetic applications, once elastic (for Pollux) and once with
 // the tuned configurations (for the fixed baselines).
 func ExampleReadPolluxWorkload() {
-	const workload = `name,time,application,num_replicas,batch_size
+	const csv = `name,time,application,num_replicas,batch_size
 cifar10-0,107,cifar10,6,2048
 ncf-1,135,ncf,1,32768
 bert-2,300,bert,2,48
 `
-	apps := sim.SyntheticApps()
+	apps := workload.SyntheticApps()
 	for _, tuned := range []bool{false, true} {
-		jobs, _, err := sim.ReadPolluxWorkload(strings.NewReader(workload), apps, sim.WorkloadOptions{Tuned: tuned})
+		jobs, _, err := workload.ReadPolluxWorkload(strings.NewReader(csv), apps, workload.WorkloadOptions{Tuned: tuned})
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -27,12 +26,12 @@ bert-2,300,bert,2,48
 		for _, j := range jobs {
 			e := j.Elastic
 			fmt.Printf("%-9s at %4.0fs: %6.0f steps, %5.2f steps/s on %s, GPUs %d (%d..%d), batch %d..%d\n",
-				j.ID, j.Arrival.Seconds(), j.StepsTotal, j.Throughput[sim.PolluxGPU], sim.PolluxGPU,
+				j.ID, j.Arrival.Seconds(), j.StepsTotal, j.Throughput[workload.PolluxGPU], workload.PolluxGPU,
 				j.GPUs, e.MinGPUs, e.MaxGPUs, e.BatchSize, e.MaxBatchSize)
 		}
 	}
-	_, _, err := sim.ReadPolluxWorkload(strings.NewReader("name,time,application,num_replicas,batch_size\nx,1,gpt,1,8\n"),
-		apps, sim.WorkloadOptions{Name: "w.csv"})
+	_, _, err := workload.ReadPolluxWorkload(strings.NewReader("name,time,application,num_replicas,batch_size\nx,1,gpt,1,8\n"),
+		apps, workload.WorkloadOptions{Name: "w.csv"})
 	fmt.Println(err)
 	// Output:
 	// tuned: false

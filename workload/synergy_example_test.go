@@ -1,12 +1,12 @@
-package sim_test
+package workload_test
 
 import (
 	"fmt"
+	"github.com/dlsched/dlsched/workload"
 
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/placement"
 	"github.com/dlsched/dlsched/policy"
-	"github.com/dlsched/dlsched/sim"
 )
 
 // Resources turns the CPU cores and memory a Synergy policy grants into
@@ -14,8 +14,8 @@ import (
 // its ideal 9 cores as with the GPU-proportional 3.
 func ExampleResources() {
 	server := allocation.Server{ID: "s0", Accelerator: "v100", GPUs: 8, CPUs: 24, MemoryGB: 500}
-	r := sim.Resources{Cluster: allocation.Cluster{Servers: []allocation.Server{server}}}
-	m := sim.SynergyModels()["res18"]
+	r := workload.Resources{Cluster: allocation.Cluster{Servers: []allocation.Server{server}}}
+	m := workload.SynergyModels()["res18"]
 	j := &policy.Job{ID: "r", GPUs: 1, Sensitivity: &m.Sensitivity,
 		Throughput: map[allocation.Accelerator]float64{"v100": 1 / m.IterSeconds}}
 	run := placement.Run{Job: "r", Accelerator: "v100", Assignments: []allocation.Assignment{{Server: "s0", GPUs: 1}}}
@@ -25,7 +25,7 @@ func ExampleResources() {
 		{GPUs: 1, CPUs: 1, MemoryGB: 62.5},
 	} {
 		v := r.Speed(j, g, run)
-		fmt.Printf("%g cores, %g GB: %.4g it/s, %.2f it per %v round\n", g.CPUs, g.MemoryGB, v, v*sim.SynergyRound.Seconds(), sim.SynergyRound)
+		fmt.Printf("%g cores, %g GB: %.4g it/s, %.2f it per %v round\n", g.CPUs, g.MemoryGB, v, v*workload.SynergyRound.Seconds(), workload.SynergyRound)
 	}
 	// Output:
 	// 0 cores, 0 GB: 1.562 it/s, 468.75 it per 5m0s round

@@ -1,7 +1,9 @@
-package sim
+package workload
 
 import (
 	"context"
+	"github.com/dlsched/dlsched/internal/simtest"
+	"github.com/dlsched/dlsched/sim"
 	"math"
 	"reflect"
 	"slices"
@@ -15,48 +17,6 @@ import (
 	"github.com/dlsched/dlsched/policy"
 	_ "github.com/dlsched/dlsched/policy/pollux" // registers pollux, pollux.optimus
 )
-
-// stubPolicy answers every call with decide(snapshot) and records the value
-// of what it was shown (not pointers into the engine's state).
-type stubPolicy struct {
-	decide func(s *policy.Snapshot) *policy.Decision
-	calls  []stubCall
-}
-
-type stubCall struct {
-	now      time.Duration
-	restarts map[string]int
-	gradSqr  map[string]float64
-	place    map[string][]allocation.Assignment
-}
-
-func (*stubPolicy) Name() string { return "test.stub" }
-
-func (p *stubPolicy) Allocate(_ context.Context, s *policy.Snapshot) (*policy.Decision, error) {
-	c := stubCall{now: s.Now, restarts: map[string]int{}, gradSqr: map[string]float64{}, place: map[string][]allocation.Assignment{}}
-	for _, j := range s.Jobs {
-		if j.Elastic != nil {
-			c.restarts[j.ID] = j.Elastic.Restarts
-			c.gradSqr[j.ID] = j.Elastic.GradSqr
-		}
-		c.place[j.ID] = slices.Clone(j.Placement)
-	}
-	p.calls = append(p.calls, c)
-	return p.decide(s), nil
-}
-
-// placeAll returns a stub decision that grants every active job gpus GPUs
-// on type typ, places it on where(now), and asks to be called every round.
-func placeAll(gpus int, typ allocation.Accelerator, round time.Duration, where func(now time.Duration) []allocation.Assignment) func(*policy.Snapshot) *policy.Decision {
-	return func(s *policy.Snapshot) *policy.Decision {
-		d := &policy.Decision{Policy: "test.stub", Allocation: allocation.Allocation{}, Placement: map[string][]allocation.Assignment{}, Wake: s.Now + round}
-		for _, j := range s.Jobs {
-			d.Allocation[j.ID] = allocation.Grant{GPUs: gpus, Shares: map[allocation.Accelerator]float64{typ: 1}}
-			d.Placement[j.ID] = where(s.Now)
-		}
-		return d
-	}
-}
 
 func elasticJob(id string, steps float64) policy.Job {
 	return policy.Job{ID: id, StepsTotal: steps, Throughput: map[allocation.Accelerator]float64{"v100": 1},
@@ -74,12 +34,12 @@ func TestPlacementHonoured(t *testing.T) {
 		{ID: "s3", Accelerator: "k80", GPUs: 4},
 	}}
 	const round = 60 * time.Second
-	run := func(grant int, place []allocation.Assignment) ([]placement.Run, *Result, error) {
+	run := func(grant int, place []allocation.Assignment) ([]placement.Run, *sim.Result, error) {
 		var runs []placement.Run
-		s := &Simulation{
+		s := &sim.Simulation{
 			Cluster: cluster,
 			Round:   round,
-			Policy: &stubPolicy{decide: placeAll(grant, "v100", round, func(time.Duration) []allocation.Assignment {
+			Policy: &simtest.Stub{Decide: simtest.PlaceAll(grant, "v100", round, func(time.Duration) []allocation.Assignment {
 				return slices.Clone(place)
 			})},
 			Speed: func(j *policy.Job, g allocation.Grant, r placement.Run) float64 {
@@ -131,13 +91,13 @@ func TestPlacementHonoured(t *testing.T) {
 // error, not cancel GPUs out.
 func TestPlacementNegativeGPUs(t *testing.T) {
 	const round = 60 * time.Second
-	s := &Simulation{
+	s := &sim.Simulation{
 		Cluster: allocation.Cluster{Servers: []allocation.Server{
 			{ID: "s1", Accelerator: "v100", GPUs: 4},
 			{ID: "s2", Accelerator: "v100", GPUs: 4},
 		}},
 		Round: round,
-		Policy: &stubPolicy{decide: placeAll(3, "v100", round, func(time.Duration) []allocation.Assignment {
+		Policy: &simtest.Stub{Decide: simtest.PlaceAll(3, "v100", round, func(time.Duration) []allocation.Assignment {
 			return []allocation.Assignment{{Server: "s1", GPUs: 4}, {Server: "s2", GPUs: -1}}
 		})},
 	}
@@ -166,16 +126,16 @@ func TestReallocateCost(t *testing.T) {
 		worked   time.Duration
 		server   string
 	}
-	simulate := func(alternate bool, restart time.Duration) (*Result, []obs, *stubPolicy, []policy.Job) {
+	simulate := func(alternate bool, restart time.Duration) (*sim.Result, []obs, *simtest.Stub, []policy.Job) {
 		t.Helper()
 		var seen []obs
-		stub := &stubPolicy{decide: placeAll(1, "v100", round, func(now time.Duration) []allocation.Assignment {
+		stub := &simtest.Stub{Decide: simtest.PlaceAll(1, "v100", round, func(now time.Duration) []allocation.Assignment {
 			if alternate && (now/round)%2 == 1 {
 				return []allocation.Assignment{{Server: "s2", GPUs: 1}}
 			}
 			return []allocation.Assignment{{Server: "s1", GPUs: 1}}
 		})}
-		s := &Simulation{
+		s := &sim.Simulation{
 			Cluster: cluster, Policy: stub, Round: round,
 			Restart: restart, Reallocate: 30 * time.Second,
 			Speed: func(*policy.Job, allocation.Grant, placement.Run) float64 { return 1 },
@@ -211,8 +171,8 @@ func TestReallocateCost(t *testing.T) {
 	}
 	// The policy sees the restarts of the rounds before: 7 at 480 s, and
 	// the placement of round 7 (s2).
-	last := stub.calls[len(stub.calls)-1]
-	if last.now != 480*time.Second || last.restarts["a"] != 7 || !reflect.DeepEqual(last.place["a"], []allocation.Assignment{{Server: "s2", GPUs: 1}}) {
+	last := stub.Calls[len(stub.Calls)-1]
+	if last.Now != 480*time.Second || last.Restarts["a"] != 7 || !reflect.DeepEqual(last.Place["a"], []allocation.Assignment{{Server: "s2", GPUs: 1}}) {
 		t.Errorf("alternating: last call %+v, want at 480 s with 7 restarts on s2", last)
 	}
 	if in[0].Elastic.Restarts != 0 {
@@ -252,11 +212,11 @@ func TestReallocateCost(t *testing.T) {
 // writes into the job reaches the next snapshot but not the caller's jobs.
 func TestObserveHook(t *testing.T) {
 	const round = 60 * time.Second
-	stub := &stubPolicy{decide: placeAll(1, "v100", round, func(time.Duration) []allocation.Assignment {
+	stub := &simtest.Stub{Decide: simtest.PlaceAll(1, "v100", round, func(time.Duration) []allocation.Assignment {
 		return []allocation.Assignment{{Server: "s1", GPUs: 1}}
 	})}
 	var worked []time.Duration
-	s := &Simulation{
+	s := &sim.Simulation{
 		Cluster: allocation.Cluster{Servers: []allocation.Server{{ID: "s1", Accelerator: "v100", GPUs: 1}}},
 		Policy:  stub, Round: round,
 		Speed: func(*policy.Job, allocation.Grant, placement.Run) float64 { return 1 },
@@ -279,8 +239,8 @@ func TestObserveHook(t *testing.T) {
 	if got := res.Jobs[0].Finish; got != 90*time.Second {
 		t.Errorf("finish %v, want 90 s", got)
 	}
-	if len(stub.calls) != 2 || stub.calls[0].gradSqr["a"] != 1 || stub.calls[1].gradSqr["a"] != 42 {
-		t.Errorf("policy saw %+v, want grad_sqr 1 then 42", stub.calls)
+	if len(stub.Calls) != 2 || stub.Calls[0].GradSqr["a"] != 1 || stub.Calls[1].GradSqr["a"] != 42 {
+		t.Errorf("policy saw %+v, want grad_sqr 1 then 42", stub.Calls)
 	}
 	if e := in[0].Elastic; *e != (policy.Elastic{BatchSize: 1, MaxBatchSize: 1, GradSqr: 1}) {
 		t.Errorf("caller's Elastic changed to %+v", *e)
@@ -291,9 +251,9 @@ func TestObserveHook(t *testing.T) {
 // own copy: none of the caller's slices may change.
 func TestObserveAdaptiveCopy(t *testing.T) {
 	const round = 60 * time.Second
-	s := &Simulation{
+	s := &sim.Simulation{
 		Cluster: allocation.Cluster{Servers: []allocation.Server{{ID: "s1", Accelerator: "v100", GPUs: 1}}},
-		Policy: &stubPolicy{decide: placeAll(1, "v100", round, func(time.Duration) []allocation.Assignment {
+		Policy: &simtest.Stub{Decide: simtest.PlaceAll(1, "v100", round, func(time.Duration) []allocation.Assignment {
 			return []allocation.Assignment{{Server: "s1", GPUs: 1}}
 		})},
 		Round: round,
@@ -485,7 +445,7 @@ b2,600,bert,1,12
 		{ID: "node0", Accelerator: PolluxGPU, GPUs: 4},
 		{ID: "node1", Accelerator: PolluxGPU, GPUs: 4},
 	}}
-	simulate := func(name, config string, tuned bool) (*Result, int) {
+	simulate := func(name, config string, tuned bool) (*sim.Result, int) {
 		t.Helper()
 		jobs, el, err := ReadPolluxWorkload(strings.NewReader(workload), SyntheticApps(), WorkloadOptions{Tuned: tuned})
 		if err != nil {
@@ -500,7 +460,7 @@ b2,600,bert,1,12
 			t.Fatal(err)
 		}
 		widest := 0
-		s := &Simulation{
+		s := &sim.Simulation{
 			Cluster: cluster, Policy: p,
 			Round: 60 * time.Second, Restart: 30 * time.Second, Reallocate: 30 * time.Second,
 			Speed: el.Speed,
@@ -548,4 +508,10 @@ b2,600,bert,1,12
 			}
 		})
 	}
+}
+
+// job is a rigid job of the given length in seconds at speed 1 on v100.
+func job(id string, arrival, length time.Duration, gpus int) policy.Job {
+	return policy.Job{ID: id, Arrival: arrival, GPUs: gpus, StepsTotal: length.Seconds(),
+		Throughput: map[allocation.Accelerator]float64{"v100": 1}}
 }

@@ -1,8 +1,9 @@
-package sim
+package workload
 
 import (
 	"context"
-	"fmt"
+	"github.com/dlsched/dlsched/internal/simtest"
+	"github.com/dlsched/dlsched/sim"
 	"slices"
 	"testing"
 	"time"
@@ -12,26 +13,14 @@ import (
 	_ "github.com/dlsched/dlsched/policy/gavel"
 )
 
-// gavelCluster is Gavel's simulated cluster: n GPUs of each of V100, P100
-// and K80, on 4-GPU servers.
-func gavelCluster(n int) allocation.Cluster {
-	var c allocation.Cluster
-	for _, t := range []allocation.Accelerator{"v100", "p100", "k80"} {
-		for i := 0; i*4 < n; i++ {
-			c.Servers = append(c.Servers, allocation.Server{ID: fmt.Sprintf("%s-%02d", t, i), Accelerator: t, GPUs: min(4, n-4*i)})
-		}
-	}
-	return c
-}
-
-func simulate(t *testing.T, name string, c allocation.Cluster, jobs []policy.Job, recompute time.Duration) *Result {
+func simulate(t *testing.T, name string, c allocation.Cluster, jobs []policy.Job, recompute time.Duration) *sim.Result {
 	t.Helper()
 	p, err := policy.New(name, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	res, err := (&Simulation{Cluster: c, Policy: p, Recompute: recompute}).Run(context.Background(), jobs)
+	res, err := (&sim.Simulation{Cluster: c, Policy: p, Recompute: recompute}).Run(context.Background(), jobs)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -49,7 +38,7 @@ func TestMakespanPolicyFinishesFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := gavelCluster(16)
+	c := simtest.Cluster(16)
 	makespan := map[string]time.Duration{}
 	for _, name := range []string{"gavel.makespan", "gavel.fifo", "gavel.las"} {
 		res := simulate(t, name, c, jobs, 0)
@@ -63,7 +52,7 @@ func TestMakespanPolicyFinishesFirst(t *testing.T) {
 	t.Logf("makespans: %v", makespan)
 	// The makespan policy re-plans at every completion; the round mechanism
 	// can cost it up to a round against the LP's plan.
-	slack := DefaultRound
+	slack := sim.DefaultRound
 	if m := makespan["gavel.makespan"]; m > makespan["gavel.fifo"]+slack || m > makespan["gavel.las"]+slack {
 		t.Errorf("makespan policy %v, FIFO %v, LAS %v", m, makespan["gavel.fifo"], makespan["gavel.las"])
 	}
@@ -82,14 +71,14 @@ func TestGavelHeadline(t *testing.T) {
 	if testing.Short() || raceEnabled || !slices.Contains(allocation.Solvers(), allocation.CLP) {
 		t.Skip("simulates 6000 jobs four times; needs CLP (-tags clp) and no race detector")
 	}
-	window := Options{Window: Window{Start: 4000, End: 5000}, GPUs: 108}
+	window := sim.Options{Window: sim.Window{Start: 4000, End: 5000}, GPUs: 108}
 	run := func(rate float64, name string) (avg, exclusive float64) {
 		jobs, err := Generator{Seed: 0, Jobs: 6000, Rate: rate}.Generate()
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := simulate(t, name, gavelCluster(36), jobs, 1920*time.Second)
-		s, err := Summarize(res.Jobs, res.Rounds, window)
+		res := simulate(t, name, simtest.Cluster(36), jobs, 1920*time.Second)
+		s, err := sim.Summarize(res.Jobs, res.Rounds, window)
 		if err != nil {
 			t.Fatal(err)
 		}
