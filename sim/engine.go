@@ -87,6 +87,17 @@ type Simulation struct {
 type Result struct {
 	Jobs   []JobRecord   `json:"jobs"`
 	Rounds []RoundRecord `json:"rounds"`
+	// Calls is every call of the policy, in time order. Their wall-clock
+	// latencies are the one part of a Result that is not deterministic.
+	Calls []Call `json:"calls"`
+}
+
+// Call is one call of the policy: when, in simulated time, how many jobs it
+// was shown and how long it took on the wall clock.
+type Call struct {
+	At      time.Duration `json:"at"`
+	Jobs    int           `json:"jobs"`
+	Latency time.Duration `json:"latency"`
 }
 
 // state is one job during a simulation.
@@ -200,10 +211,12 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 
 		woken := decision != nil && decision.Wake > 0 && now >= decision.Wake
 		if decision == nil || woken || (changed && now-lastCall >= s.Recompute) {
+			t0 := time.Now()
 			d, err := ask(ctx, pol, now, s.Cluster, active)
 			if err != nil {
 				return nil, err
 			}
+			res.Calls = append(res.Calls, Call{At: now, Jobs: len(active), Latency: time.Since(t0)})
 			decision, lastCall, changed = d, now, false
 			left := len(active)
 			active = leaveOut(active, d.Unscheduled)

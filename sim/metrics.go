@@ -144,6 +144,13 @@ type Summary struct {
 	// restart on a real cluster).
 	PreemptionsPerJob float64 `json:"preemptions_per_job"`
 	MigrationsPerJob  float64 `json:"migrations_per_job"`
+
+	// DecisionP50 and DecisionP99 are the median and 99th percentile
+	// (nearest rank) of the policy's wall-clock decision latency over the
+	// simulation's calls, set by Result.Summary only: Summarize sees no
+	// calls. They vary from run to run, as wall-clock times do.
+	DecisionP50 float64 `json:"decision_p50_s"`
+	DecisionP99 float64 `json:"decision_p99_s"`
 }
 
 // PerJob returns the metrics of each job in o.Window, in window order (see
@@ -270,7 +277,7 @@ func Summarize(jobs []JobRecord, rounds []RoundRecord, o Options) (Summary, erro
 	} else {
 		s.MedianJCT = (jcts[nj/2-1] + jcts[nj/2]) / 2
 	}
-	s.P99JCT = jcts[(99*nj+99)/100-1] // ⌈0.99·n⌉-th smallest
+	s.P99JCT = nearestRank(jcts, 99)
 
 	// Makespan over the whole trace.
 	first := jobs[0].Arrival
@@ -288,6 +295,31 @@ func Summarize(jobs []JobRecord, rounds []RoundRecord, o Options) (Summary, erro
 		s.Makespan = (last - first).Seconds()
 	}
 	return s, nil
+}
+
+// Summary summarizes the result as Summarize does, with the policy's
+// decision latencies added.
+func (r *Result) Summary(o Options) (Summary, error) {
+	s, err := Summarize(r.Jobs, r.Rounds, o)
+	if err != nil {
+		return s, err
+	}
+	lat := make([]float64, len(r.Calls))
+	for i, c := range r.Calls {
+		lat[i] = c.Latency.Seconds()
+	}
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		s.DecisionP50, s.DecisionP99 = nearestRank(lat, 50), nearestRank(lat, 99)
+	}
+	return s, nil
+}
+
+// nearestRank returns the p-th percentile of sorted, non-empty xs by the
+// nearest-rank rule: the ⌈p/100·n⌉-th smallest.
+func nearestRank(xs []float64, p int) float64 {
+	n := len(xs)
+	return xs[max(1, (p*n+99)/100)-1]
 }
 
 // threshold returns the unfair threshold in effect.

@@ -400,3 +400,26 @@ func TestMetricsPreemptionsPerJob(t *testing.T) {
 		t.Errorf("preemptions %v, migrations %v per job; want 4/3 and 2/3", got.PreemptionsPerJob, got.MigrationsPerJob)
 	}
 }
+
+// Decision latencies by nearest rank: of 1…100 ms, p50 is the 50th and p99
+// the 99th; Summarize alone leaves them zero.
+func TestResultSummaryLatency(t *testing.T) {
+	r := &Result{
+		Jobs:   []JobRecord{{ID: "a", GPUs: 1, Ran: true, Finished: true, Finish: time.Hour, Exclusive: time.Hour}},
+		Rounds: []RoundRecord{{Length: time.Hour, Running: 1, Active: 1, BusyGPUs: 1, GPUs: 1}},
+	}
+	for i := 100; i >= 1; i-- {
+		r.Calls = append(r.Calls, Call{Latency: time.Duration(i) * time.Millisecond})
+	}
+	s, err := r.Summary(Options{GPUs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.DecisionP50 != 0.05 || s.DecisionP99 != 0.099 {
+		t.Errorf("p50 %v, p99 %v; want 0.05, 0.099", s.DecisionP50, s.DecisionP99)
+	}
+	plain, _ := Summarize(r.Jobs, r.Rounds, Options{GPUs: 1})
+	if plain.DecisionP50 != 0 || plain.DecisionP99 != 0 {
+		t.Errorf("Summarize set latencies: %+v", plain)
+	}
+}

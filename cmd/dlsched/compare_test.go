@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,5 +114,20 @@ func TestCompareReportsFailingPolicy(t *testing.T) {
 		if code, _, errOut := runCLI(t, "", args...); code == 0 || !strings.Contains(errOut, "deliberate") {
 			t.Errorf("%v: exit %d, stderr %q; want a failure naming the error", args, code, errOut)
 		}
+	}
+}
+
+// The 95 % interval of 1, 2, 3: mean 2, s = 1, t(2) = 4.303, so the
+// half-width is 4.303/√3 = 2.4843; one value has none; t(60) ≈ 2.000.
+func TestMeanCI(t *testing.T) {
+	got := meanCI([]float64{1, 2, 3})
+	if got.Mean != 2 || math.Abs(got.CI-2.4843) > 1e-4 || got.N != 3 {
+		t.Errorf("meanCI(1,2,3) = %+v", got)
+	}
+	if got := meanCI([]float64{5}); got != (stat{Mean: 5, N: 1}) {
+		t.Errorf("meanCI(5) = %+v", got)
+	}
+	if q := tQuantile975(60); math.Abs(q-2.000) > 2e-3 {
+		t.Errorf("t(60) = %v, want 2.000", q)
 	}
 }
