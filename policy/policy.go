@@ -116,6 +116,9 @@ func Strict(p Policy) Policy {
 
 type strict struct{ Policy }
 
+// Facts implements Reader: the facts of the policy it wraps.
+func (s strict) Facts() (uses, needs Facts) { return FactsOf(s.Policy) }
+
 func (s strict) Allocate(ctx context.Context, snap *Snapshot) (*Decision, error) {
 	if err := Validate(snap); err != nil {
 		return nil, err

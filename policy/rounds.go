@@ -75,6 +75,9 @@ var _ Stateful = (*Rounds)(nil)
 // Name returns the name of Shares.
 func (r *Rounds) Name() string { return r.Shares.Name() }
 
+// Facts implements Reader: those of Shares, whose shares the mechanism only places.
+func (r *Rounds) Facts() (uses, needs Facts) { return FactsOf(r.Shares) }
+
 // Allocate decides (or reuses) the shares and plans the next round.
 func (r *Rounds) Allocate(ctx context.Context, s *Snapshot) (*Decision, error) {
 	if r.Shares == nil {

@@ -50,6 +50,11 @@ type AlloX struct {
 // Name returns "allox".
 func (*AlloX) Name() string { return "allox" }
 
+// Facts implements policy.Reader: the matching needs each job's length (unknown waits behind it) and its speed per type.
+func (*AlloX) Facts() (uses, needs policy.Facts) {
+	return policy.FactHeterogeneity | policy.FactLength, policy.FactLength
+}
+
 func (p *AlloX) check() error {
 	if p.Alpha != nil && !(*p.Alpha > 0 && *p.Alpha <= 1) {
 		return fmt.Errorf("%w: allox: alpha: %v is not in (0, 1]", policy.ErrInvalidConfig, *p.Alpha)

@@ -60,6 +60,22 @@ func (*SRTF) Name() string { return "baseline.srtf" }
 // Name returns "baseline.srsf".
 func (*SRSF) Name() string { return "baseline.srsf" }
 
+// Facts implements policy.Reader: a job starts on its fastest type with room.
+func (*FIFO) Facts() (uses, needs policy.Facts) { return policy.FactHeterogeneity, 0 }
+
+// Facts implements policy.Reader: a job starts on its fastest type with room.
+func (*YARNCS) Facts() (uses, needs policy.Facts) { return policy.FactHeterogeneity, 0 }
+
+// Facts implements policy.Reader: it ranks by length (unknown ranks last) and picks the fastest type.
+func (*SRTF) Facts() (uses, needs policy.Facts) {
+	return policy.FactHeterogeneity | policy.FactLength, policy.FactLength
+}
+
+// Facts implements policy.Reader: it ranks by length (unknown ranks last) and picks the fastest type.
+func (*SRSF) Facts() (uses, needs policy.Facts) {
+	return policy.FactHeterogeneity | policy.FactLength, policy.FactLength
+}
+
 // Allocate runs the jobs that fit in arrival order, up to the first that
 // does not.
 func (p *FIFO) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {

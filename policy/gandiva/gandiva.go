@@ -113,6 +113,14 @@ type Pair struct {
 // Name returns "gandiva".
 func (*Gandiva) Name() string { return "gandiva" }
 
+// Facts implements policy.Reader: elastic jobs grow; packing needs co-located throughputs, or pairs revert.
+func (p *Gandiva) Facts() (uses, needs policy.Facts) {
+	if p.NoPacking {
+		return policy.FactElastic, 0
+	}
+	return policy.FactElastic | policy.FactColocation, policy.FactColocation
+}
+
 func (p *Gandiva) check() error {
 	switch {
 	case !(p.QuantumSeconds >= 0) || math.IsInf(p.QuantumSeconds, 0):

@@ -70,6 +70,9 @@ func (p *FIFO) Name() string {
 	return "gavel.fifo"
 }
 
+// Facts implements policy.Reader: the aware policy takes each job's fastest type, the agnostic one reads nothing.
+func (p *FIFO) Facts() (uses, needs policy.Facts) { return variantFacts(0, p.Agnostic, false), 0 }
+
 // Allocate assigns the snapshot's jobs to types in FIFO order.
 func (p *FIFO) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
 	s, jobs, out, err := prepare(ctx, p.Name(), s)

@@ -90,6 +90,11 @@ func (p *FinishTimeFairness) Name() string {
 	return variant("gavel.ftf", p.Agnostic, p.SpaceSharing)
 }
 
+// Facts implements policy.Reader: every job's length, and per its switches heterogeneity and co-location.
+func (p *FinishTimeFairness) Facts() (uses, needs policy.Facts) {
+	return variantFacts(policy.FactLength, p.Agnostic, p.SpaceSharing), policy.FactLength
+}
+
 // Allocate minimizes the largest finish-time fairness ratio and updates
 // State. It is not safe for concurrent use.
 func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {

@@ -66,6 +66,11 @@ type Tenant struct {
 // Name returns "gavel.hierarchical".
 func (p *Hierarchical) Name() string { return "gavel.hierarchical" }
 
+// Facts implements policy.Reader: tenants, job weights and, unless agnostic, heterogeneity.
+func (p *Hierarchical) Facts() (uses, needs policy.Facts) {
+	return variantFacts(policy.FactTenant|policy.FactWeight, p.Agnostic, false), 0
+}
+
 func (p *Hierarchical) check() error {
 	for name, t := range p.Tenants {
 		if math.IsNaN(t.Weight) || math.IsInf(t.Weight, 0) || t.Weight < 0 {

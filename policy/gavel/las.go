@@ -44,6 +44,11 @@ func newLAS() (policy.Policy, switches) {
 // Name returns "gavel.las", "gavel.las-agnostic" or "gavel.las-ss".
 func (p *MaxMinFairness) Name() string { return variant("gavel.las", p.Agnostic, p.SpaceSharing) }
 
+// Facts implements policy.Reader: weights, and per its switches heterogeneity and co-location.
+func (p *MaxMinFairness) Facts() (uses, needs policy.Facts) {
+	return variantFacts(policy.FactWeight, p.Agnostic, p.SpaceSharing), 0
+}
+
 // Allocate solves the max-min program for the snapshot's jobs. Every job
 // gets a Grant with its GPU count; the Decision's Objective is t*.
 func (p *MaxMinFairness) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {

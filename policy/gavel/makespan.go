@@ -51,6 +51,11 @@ type Makespan struct {
 // "gavel.makespan-ss".
 func (p *Makespan) Name() string { return variant("gavel.makespan", p.Agnostic, p.SpaceSharing) }
 
+// Facts implements policy.Reader: every job's length, and per its switches heterogeneity and co-location.
+func (p *Makespan) Facts() (uses, needs policy.Facts) {
+	return variantFacts(policy.FactLength, p.Agnostic, p.SpaceSharing), policy.FactLength
+}
+
 // Allocate solves the program for the snapshot's jobs.
 func (p *Makespan) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
 	s, jobs, out, err := prepare(ctx, p.Name(), s)

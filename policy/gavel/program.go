@@ -216,6 +216,18 @@ func variant(base string, agnostic, ss bool) string {
 	return base
 }
 
+// variantFacts returns the facts a Gavel policy reads beyond base: real
+// throughputs unless agnostic, and the co-located ones with space sharing.
+func variantFacts(base policy.Facts, agnostic, ss bool) policy.Facts {
+	if !agnostic {
+		base |= policy.FactHeterogeneity
+	}
+	if ss {
+		base |= policy.FactColocation
+	}
+	return base
+}
+
 // checkVariant rejects space sharing for an agnostic policy: pairs come with
 // measured throughputs, which the agnostic policies ignore.
 func checkVariant(name string, agnostic, ss bool) error {

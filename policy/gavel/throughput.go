@@ -51,6 +51,9 @@ type MaxThroughput struct {
 // Name returns "gavel.max-throughput".
 func (p *MaxThroughput) Name() string { return "gavel.max-throughput" }
 
+// Facts implements policy.Reader: it maximizes the throughputs as they are, type by type.
+func (p *MaxThroughput) Facts() (uses, needs policy.Facts) { return policy.FactHeterogeneity, 0 }
+
 // Allocate solves the program for the snapshot's jobs.
 func (p *MaxThroughput) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
 	return maximizeThroughput(ctx, p.Name(), s, p.Solver, nil, false)
@@ -91,6 +94,15 @@ func (p *MinCost) Name() string {
 		return "gavel.min-cost-slo"
 	}
 	return "gavel.min-cost"
+}
+
+// Facts implements policy.Reader: heterogeneity and, with SLO, deadlines and the lengths they need.
+func (p *MinCost) Facts() (uses, needs policy.Facts) {
+	uses = policy.FactHeterogeneity
+	if p.SLO {
+		uses |= policy.FactDeadline | policy.FactLength
+	}
+	return uses, 0
 }
 
 func (p *MinCost) check() error {

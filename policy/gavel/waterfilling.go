@@ -54,6 +54,11 @@ func (p *WaterFilling) Name() string {
 	return "gavel.water-filling"
 }
 
+// Facts implements policy.Reader: weights and, unless agnostic, heterogeneity.
+func (p *WaterFilling) Facts() (uses, needs policy.Facts) {
+	return variantFacts(policy.FactWeight, p.Agnostic, false), 0
+}
+
 // Allocate computes the leximin allocation for the snapshot's jobs.
 func (p *WaterFilling) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
 	s, jobs, out, err := prepare(ctx, p.Name(), s)

@@ -50,6 +50,11 @@ type Optimus struct{}
 // Name returns "pollux.optimus".
 func (*Optimus) Name() string { return "pollux.optimus" }
 
+// Facts implements policy.Reader: it sizes elastic jobs by the time their remaining steps save.
+func (*Optimus) Facts() (uses, needs policy.Facts) {
+	return policy.FactElastic | policy.FactLength, policy.FactElastic | policy.FactLength
+}
+
 // Allocate assigns GPUs greedily by marginal gain.
 func (o *Optimus) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
 	s, out, err := begin(ctx, s, leastElastic)
@@ -158,6 +163,9 @@ type Fixed struct{}
 
 // Name returns "pollux.fixed".
 func (*Fixed) Name() string { return "pollux.fixed" }
+
+// Facts implements policy.Reader: an elastic job runs at its least GPU count and its own batch size, never adapted.
+func (*Fixed) Facts() (uses, needs policy.Facts) { return policy.FactElastic, 0 }
 
 // Allocate keeps running jobs and starts waiting ones that fit.
 func (f *Fixed) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {

@@ -96,6 +96,9 @@ type State struct {
 // Name returns "pollux".
 func (*Pollux) Name() string { return "pollux" }
 
+// Facts implements policy.Reader: it adapts elastic jobs; without Elastic facts every job is rigid.
+func (*Pollux) Facts() (uses, needs policy.Facts) { return policy.FactElastic, policy.FactElastic }
+
 func (p *Pollux) check() error {
 	switch {
 	case p.IntervalSeconds < 0:

@@ -127,6 +127,11 @@ type Estimate struct {
 // Name returns "shockwave".
 func (*Shockwave) Name() string { return "shockwave" }
 
+// Facts implements policy.Reader: it forecasts adaptive jobs, and others by length as one regime (or not at all).
+func (*Shockwave) Facts() (uses, needs policy.Facts) {
+	return policy.FactLength | policy.FactAdaptive, policy.FactAdaptive
+}
+
 func (p *Shockwave) check() error {
 	bad := func(field string, v any) error {
 		return fmt.Errorf("%w: shockwave: %s: %v", policy.ErrInvalidConfig, field, v)

@@ -158,6 +158,15 @@ func checkConfig[P interface{ config() Config }](p P) error {
 
 func (c Config) config() Config { return c }
 
+// Facts implements policy.Reader: CPU and memory by sensitivity, the fastest type first, and length under SRTF and FTF.
+func (c Config) Facts() (uses, needs policy.Facts) {
+	uses, needs = policy.FactHeterogeneity|policy.FactResources, policy.FactResources
+	if c.Order == SRTF || c.Order == FTF {
+		uses, needs = uses|policy.FactLength, needs|policy.FactLength
+	}
+	return uses, needs
+}
+
 // lease returns how long a decision holds.
 func (c Config) lease() time.Duration {
 	if c.LeaseSeconds == 0 {

@@ -102,6 +102,11 @@ type Lease struct {
 // Name returns "themis".
 func (*Themis) Name() string { return "themis" }
 
+// Facts implements policy.Reader: ρ needs each job's length (unknown: no bid); bids weigh types by speed.
+func (*Themis) Facts() (uses, needs policy.Facts) {
+	return policy.FactHeterogeneity | policy.FactLength, policy.FactLength
+}
+
 func (p *Themis) check() error {
 	switch {
 	case p.Filter != nil && !(*p.Filter >= 0 && *p.Filter <= 1):

@@ -186,6 +186,15 @@ func (*LAS) Name() string { return "tiresias.las" }
 // Name returns "tiresias.gittins".
 func (*Gittins) Name() string { return "tiresias.gittins" }
 
+// Facts implements policy.Reader: a job starts on its fastest type with room, consolidated by its skew.
+func (q *Queues) Facts() (uses, needs policy.Facts) {
+	uses = policy.FactHeterogeneity
+	if q.SkewThreshold == nil || *q.SkewThreshold < 1 { // skew is at most 1
+		uses |= policy.FactSkew
+	}
+	return uses, 0
+}
+
 func (q *Queues) check(name string) error {
 	bad := func(field, format string, args ...any) error {
 		return fmt.Errorf("%w: %s: %s: %s", policy.ErrInvalidConfig, name, field, fmt.Sprintf(format, args...))
