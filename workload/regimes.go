@@ -161,6 +161,45 @@ const adaptMaxEpochs = 1_000_000
 // so that the simulated job is the profiled one. Accordion does not apply
 // to the Transformer, which stays static.
 func Schedule(model string, mode Mode, bs0, gpus, epochs int) ([]int, error) {
+	rule, err := scheduleRule(model, mode, bs0, gpus, epochs)
+	if err != nil {
+		return nil, err
+	}
+	bs := make([]int, epochs)
+	for e := range bs {
+		bs[e] = rule(e)
+	}
+	return bs, nil
+}
+
+// Stage is a run of epochs at one batch size: the epochs before End and
+// from the previous stage's End.
+type Stage struct {
+	Batch, End int
+}
+
+// Stages returns the schedule of Schedule as its runs of equal batch
+// sizes, in memory proportional to the runs rather than the epochs.
+func Stages(model string, mode Mode, bs0, gpus, epochs int) ([]Stage, error) {
+	rule, err := scheduleRule(model, mode, bs0, gpus, epochs)
+	if err != nil {
+		return nil, err
+	}
+	var st []Stage
+	for e := range epochs {
+		b := rule(e)
+		if n := len(st); n > 0 && st[n-1].Batch == b {
+			st[n-1].End = e + 1
+		} else {
+			st = append(st, Stage{Batch: b, End: e + 1})
+		}
+	}
+	return st, nil
+}
+
+// scheduleRule checks Schedule's arguments and returns its rule: the batch
+// size of epoch e.
+func scheduleRule(model string, mode Mode, bs0, gpus, epochs int) (func(e int) int, error) {
 	m, field, err := adaptCheck(model, mode, bs0, gpus)
 	if err != nil {
 		return nil, adaptErr(field, err)
@@ -168,28 +207,27 @@ func Schedule(model string, mode Mode, bs0, gpus, epochs int) ([]int, error) {
 	if epochs < 1 || epochs > adaptMaxEpochs {
 		return nil, adaptErr("epochs", fmt.Errorf("%d is not in [1, %d]", epochs, adaptMaxEpochs))
 	}
-	bs := make([]int, epochs)
-	for e := range bs {
-		bs[e] = bs0
-	}
-	switch mode {
-	case GNS:
-		for _, st := range gnsStages[gnsKey{model, bs0, gpus}] {
-			for e := st[0]; e < epochs; e++ {
-				bs[e] = min(st[1], m.maxBS)
+	switch {
+	case mode == GNS:
+		stages := gnsStages[gnsKey{model, bs0, gpus}]
+		return func(e int) int {
+			b := bs0
+			for _, st := range stages {
+				if e >= st[0] {
+					b = min(st[1], m.maxBS)
+				}
 			}
-		}
-	case Accordion:
-		if m.critical == nil {
-			break
-		}
-		for e := range bs {
+			return b
+		}, nil
+	case mode == Accordion && m.critical != nil:
+		return func(e int) int {
 			if !m.critical(e, bs0) && float64(e) > 0.3*float64(epochs) {
-				bs[e] = m.maxBS
+				return m.maxBS
 			}
-		}
+			return bs0
+		}, nil
 	}
-	return bs, nil
+	return func(int) int { return bs0 }, nil
 }
 
 // Regimes returns the batch sizes the rule of Schedule may give this job,

@@ -270,3 +270,43 @@ func ExampleSchedule() {
 	// accordion: [10 10 10 10 10 10 10 10 10 10 80 80 80 80 80 80 80 80 80 80 80 80 80 80 80]
 	// gns regimes: [10 20 40 80]
 }
+
+// Stages is Schedule run-length encoded, for every model, mode, initial
+// batch and gang size the tables name, at lengths around the stage starts.
+func TestStagesMatchSchedule(t *testing.T) {
+	for model, m := range adaptModels {
+		for _, mode := range []Mode{Static, GNS, Accordion} {
+			for _, bs0 := range []int{5, 16, 32, 64, 128, 512, 1024} {
+				for _, gpus := range []int{1, 2, 4, 8} {
+					if bs0 > m.maxBS {
+						continue
+					}
+					for _, epochs := range []int{1, 15, 100, 333} {
+						want, err := Schedule(model, mode, bs0, gpus, epochs)
+						if err != nil {
+							t.Fatal(err)
+						}
+						st, err := Stages(model, mode, bs0, gpus, epochs)
+						if err != nil {
+							t.Fatal(err)
+						}
+						var got []int
+						from := 0
+						for i, s := range st {
+							if s.End <= from || (i > 0 && s.Batch == st[i-1].Batch) {
+								t.Fatalf("%s %s %d %d %d: bad stage %d: %+v", model, mode, bs0, gpus, epochs, i, st)
+							}
+							for range s.End - from {
+								got = append(got, s.Batch)
+							}
+							from = s.End
+						}
+						if !slices.Equal(got, want) {
+							t.Fatalf("%s %s %d %d %d: stages %v, schedule %v", model, mode, bs0, gpus, epochs, st, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

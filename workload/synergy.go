@@ -260,31 +260,29 @@ type Resources struct {
 // iterations in a 300 s round, where Synergy's simulator credits
 // floor(300/0.64) = 468.
 func (r Resources) Speed(j *policy.Job, g allocation.Grant, run placement.Run) float64 {
-	base := Throughput(j, run)
+	return Throughput(j, run) * r.Factor(j, g, run)
+}
+
+// Factor returns the speed factor of job j's CPU cores and memory in run
+// under grant g, as Speed describes: 1 for a job without a Sensitivity, a
+// co-located pair, or a server that does not track a dimension the grant
+// leaves at zero; NaN for an invalid Sensitivity.
+func (r Resources) Factor(j *policy.Job, g allocation.Grant, run placement.Run) float64 {
 	if j.Sensitivity == nil || run.Partner != "" {
-		return base
+		return 1
 	}
 	if err := j.Sensitivity.Validate(); err != nil {
 		return math.NaN()
 	}
 	gpus := float64(sumGPUs(run.Assignments))
 	if !(gpus > 0) {
-		return base
+		return 1
 	}
 	cpus, mem := g.CPUs/gpus, g.MemoryGB/gpus
 	if g.CPUs == 0 || g.MemoryGB == 0 {
-		var pc, pm float64 // proportional share per GPU, GPU-weighted
-		for _, a := range run.Assignments {
-			srv, ok := r.Cluster.Server(a.Server)
-			if !ok || srv.GPUs == 0 {
-				return base
-			}
-			if (g.CPUs == 0 && srv.CPUs == 0) || (g.MemoryGB == 0 && srv.MemoryGB == 0) {
-				return base // untracked: the reference share
-			}
-			w := float64(a.GPUs) / gpus
-			pc += w * srv.CPUs / float64(srv.GPUs)
-			pm += w * srv.MemoryGB / float64(srv.GPUs)
+		pc, pm, ok := r.proportional(g, run, gpus)
+		if !ok {
+			return 1 // untracked: the reference share
 		}
 		if g.CPUs == 0 {
 			cpus = pc
@@ -293,7 +291,26 @@ func (r Resources) Speed(j *policy.Job, g allocation.Grant, run placement.Run) f
 			mem = pm
 		}
 	}
-	return base * j.Sensitivity.At(cpus, mem)
+	return j.Sensitivity.At(cpus, mem)
+}
+
+// proportional returns the run's GPU-proportional CPU cores and memory per
+// GPU, GPU-weighted over its servers, or false if a server does not track
+// a dimension the grant leaves at zero.
+func (r Resources) proportional(g allocation.Grant, run placement.Run, gpus float64) (cpus, mem float64, ok bool) {
+	for _, a := range run.Assignments {
+		srv, found := r.Cluster.Server(a.Server)
+		if !found || srv.GPUs == 0 {
+			return 0, 0, false
+		}
+		if (g.CPUs == 0 && srv.CPUs == 0) || (g.MemoryGB == 0 && srv.MemoryGB == 0) {
+			return 0, 0, false
+		}
+		w := float64(a.GPUs) / gpus
+		cpus += w * srv.CPUs / float64(srv.GPUs)
+		mem += w * srv.MemoryGB / float64(srv.GPUs)
+	}
+	return cpus, mem, true
 }
 
 // SynergyTraceOptions configures ReadSynergyTrace. The zero value reads
