@@ -39,6 +39,14 @@ type Mixed struct {
 	// Reference is the type on which drawn durations hold; empty means
 	// "v100".
 	Reference allocation.Accelerator
+	// Facts, if not zero, keeps only these facts in the jobs, and only the
+	// physics behind them: a system's own view of the workload. Without
+	// FactAdaptive jobs keep their initial batch; without FactElastic,
+	// FactResources, FactSkew, FactWeight or FactTenant the job carries no
+	// such fact; without FactHeterogeneity it runs on the reference type
+	// only. Length stays (the simulator needs it), and so do locality and
+	// co-location: they are physics, not facts.
+	Facts policy.Facts
 }
 
 // Generate returns the jobs in arrival order and their true physics.
@@ -59,6 +67,9 @@ func (g Mixed) Generate() ([]policy.Job, *Physics, error) {
 			return nil, nil, err
 		}
 		j.Arrival = workloadSeconds(now)
+		if g.Facts != 0 {
+			restrict(&j, t, g.Facts, cmp.Or(g.Reference, "v100"))
+		}
 		jobs[i] = j
 		phys.Jobs[j.ID] = t
 	}
@@ -236,4 +247,31 @@ func adaptiveFacts(m Model, t *Truth, mode Mode, epoch, base float64) (*policy.A
 		a.EpochSeconds = append(a.EpochSeconds, epoch/(base*t.scaling(t.GPUs, t.GPUs*b, t.GPUs*b, t.NoiseStart)))
 	}
 	return a, nil
+}
+
+// restrict strips job j and its truth t down to the facts in keep.
+func restrict(j *policy.Job, t *Truth, keep policy.Facts, ref allocation.Accelerator) {
+	drop := func(f policy.Facts) bool { return keep&f == 0 }
+	if drop(policy.FactAdaptive) {
+		j.Adaptive, t.Stages = nil, nil
+	}
+	if drop(policy.FactElastic) {
+		j.Elastic = nil
+	}
+	if drop(policy.FactResources) {
+		j.Sensitivity = nil
+	}
+	if drop(policy.FactSkew) {
+		j.Skew = 0
+	}
+	if drop(policy.FactWeight) {
+		j.Weight = 0
+	}
+	if drop(policy.FactTenant) {
+		j.Tenant = ""
+	}
+	if drop(policy.FactHeterogeneity) {
+		t.Base = map[allocation.Accelerator]float64{ref: t.Base[ref]}
+		j.Throughput = maps.Clone(t.Base)
+	}
 }

@@ -165,3 +165,25 @@ func TestMixedErrors(t *testing.T) {
 		}
 	}
 }
+
+// A system's view keeps only its facts and their physics: without
+// FactAdaptive a job keeps its initial batch (no stages, no Adaptive);
+// without heterogeneity it runs on the reference type alone.
+func TestMixedRestricted(t *testing.T) {
+	jobs, phys, err := Mixed{Seed: 6, Jobs: 200, Rate: 5, Scale: 0.1, Facts: policy.FactElastic | policy.FactLength}.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		tr := phys.Jobs[j.ID]
+		if j.Adaptive != nil || tr.Stages != nil || j.Sensitivity != nil || j.Skew != 0 || j.Tenant != "" || j.Weight != 0 {
+			t.Fatalf("job %s keeps a dropped fact: %+v", j.ID, j)
+		}
+		if j.Elastic == nil || len(j.Throughput) != 1 || j.Throughput["v100"] <= 0 || len(tr.Base) != 1 {
+			t.Fatalf("job %s: elastic %v, throughput %v, base %v", j.ID, j.Elastic, j.Throughput, tr.Base)
+		}
+	}
+	if got := policy.Present(&policy.Snapshot{Jobs: jobs}); got != policy.FactElastic|policy.FactLength {
+		t.Errorf("present facts %v, want elastic, length", got)
+	}
+}
