@@ -2,10 +2,13 @@
 # The test suite: formatting, tidy modules, vet of both builds, the tests with both LP
 # engines compiled in (-tags clp, where random instances are compared across
 # engines), the same under the race detector (with fewer random instances),
-# and the default pure-Go build, without cgo, on the gonum engine alone.
+# and the default pure-Go build, without cgo, on the gonum engine alone. The
+# HTML report is rendered in headless Chromium (DLSCHED_BROWSER_TEST=1 makes
+# its absence a failure rather than a skip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh browser
+export DLSCHED_BROWSER_TEST=1
 
 unformatted=$(gofmt -l .)
 if [ -n "$unformatted" ]; then
