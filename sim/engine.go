@@ -135,6 +135,53 @@ type work struct {
 // server more CPU cores or memory than it has (errors wrap
 // allocation.ErrOverCapacity), and honours ctx between rounds.
 func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error) {
+	r, err := s.start(jobs)
+	if err != nil {
+		return nil, err
+	}
+	for len(r.pending) > 0 || len(r.active) > 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+		if !r.admit() {
+			continue // idle: skipped to the next arrival
+		}
+		if err := r.decide(ctx); err != nil {
+			return nil, err
+		}
+		if len(r.active) == 0 {
+			continue
+		}
+		if err := r.step(); err != nil {
+			return nil, err
+		}
+	}
+	for _, st := range r.all {
+		r.res.Jobs = append(r.res.Jobs, st.rec)
+	}
+	return &r.res, nil
+}
+
+// replay is one Run under way.
+type replay struct {
+	s                    *Simulation
+	pol                  policy.Policy
+	round                time.Duration
+	res                  Result
+	all, pending, active []*state
+	now, lastCall        time.Duration
+	decision             *policy.Decision
+	changed              bool
+	ledger               placement.Ledger
+	mech                 placement.Mechanism
+	finished             int // jobs done: finished or left out
+	idle                 int // rounds in a row in which nothing ran and nothing changed
+	gpus                 int
+}
+
+// start checks the simulation and its jobs and returns the replay at time
+// zero, with the jobs pending in arrival order.
+func (s *Simulation) start(jobs []policy.Job) (*replay, error) {
 	if s.Policy == nil {
 		return nil, fmt.Errorf("%w: sim: no policy", policy.ErrInvalidConfig)
 	}
@@ -145,254 +192,317 @@ func (s *Simulation) Run(ctx context.Context, jobs []policy.Job) (*Result, error
 	if err := s.Cluster.Validate(); err != nil {
 		return nil, err
 	}
-	pol := s.rounds(round)
-	pending := make([]*state, len(jobs))
+	r := &replay{s: s, pol: s.rounds(round), round: round, mech: placement.Mechanism{Round: round}, gpus: s.Cluster.TotalGPUs()}
+	r.pending = make([]*state, len(jobs))
 	for i, j := range jobs {
-		if j.StepsTotal <= 0 {
-			return nil, fmt.Errorf("%w: job %q: steps_total: %v; a simulated job needs its length", policy.ErrInvalidSnapshot, j.ID, j.StepsTotal)
+		st, err := s.admitted(j)
+		if err != nil {
+			return nil, err
 		}
-		j.StepsDone, j.Placement = 0, nil
-		if j.Elastic != nil { // the simulation's own copies, for Observe
-			e := *j.Elastic
-			j.Elastic = &e
-		}
-		if j.Adaptive != nil {
-			a := *j.Adaptive
-			a.Regimes = slices.Clone(a.Regimes)
-			a.EpochSeconds = slices.Clone(a.EpochSeconds)
-			a.History = slices.Clone(a.History)
-			j.Adaptive = &a
-		}
-		best := slices.Max(append(slices.Collect(maps.Values(j.Throughput)), 0))
-		excl := seconds(j.StepsTotal / best)
-		if s.Exclusive != nil {
-			excl = s.Exclusive(&j)
-		}
-		pending[i] = &state{job: j, rec: JobRecord{
-			ID: j.ID, Tenant: j.Tenant, GPUs: j.GPUs, Arrival: j.Arrival,
-			Exclusive: excl,
-		}}
+		r.pending[i] = st
 	}
-	slices.SortStableFunc(pending, func(a, b *state) int {
+	slices.SortStableFunc(r.pending, func(a, b *state) int {
 		return cmp.Or(cmp.Compare(a.job.Arrival, b.job.Arrival), cmp.Compare(a.job.ID, b.job.ID))
 	})
-	all := slices.Clone(pending)
+	r.all = slices.Clone(r.pending)
+	return r, nil
+}
 
+// admitted returns the simulation's own state of job j, with its own
+// copies of what Observe may change.
+func (s *Simulation) admitted(j policy.Job) (*state, error) {
+	if j.StepsTotal <= 0 {
+		return nil, fmt.Errorf("%w: job %q: steps_total: %v; a simulated job needs its length", policy.ErrInvalidSnapshot, j.ID, j.StepsTotal)
+	}
+	j.StepsDone, j.Placement = 0, nil
+	if j.Elastic != nil {
+		e := *j.Elastic
+		j.Elastic = &e
+	}
+	if j.Adaptive != nil {
+		a := *j.Adaptive
+		a.Regimes = slices.Clone(a.Regimes)
+		a.EpochSeconds = slices.Clone(a.EpochSeconds)
+		a.History = slices.Clone(a.History)
+		j.Adaptive = &a
+	}
+	best := slices.Max(append(slices.Collect(maps.Values(j.Throughput)), 0))
+	excl := seconds(j.StepsTotal / best)
+	if s.Exclusive != nil {
+		excl = s.Exclusive(&j)
+	}
+	return &state{job: j, rec: JobRecord{
+		ID: j.ID, Tenant: j.Tenant, GPUs: j.GPUs, Arrival: j.Arrival,
+		Exclusive: excl,
+	}}, nil
+}
+
+// admit moves the jobs that have arrived by now to active, sorted by ID.
+// With none active it moves the clock to the next arrival (its round
+// boundary) and returns false.
+func (r *replay) admit() bool {
+	for len(r.pending) > 0 && r.pending[0].job.Arrival <= r.now {
+		r.active = append(r.active, r.pending[0])
+		r.pending = r.pending[1:]
+		r.changed = true
+	}
+	if len(r.active) == 0 {
+		r.now = r.pending[0].job.Arrival
+		if !r.s.Events {
+			r.now = ceilTo(r.now, r.round)
+		}
+		return false
+	}
+	slices.SortFunc(r.active, func(a, b *state) int { return cmp.Compare(a.job.ID, b.job.ID) })
+	return true
+}
+
+// decide asks the policy again when it has not decided yet, asked to be
+// woken by now, or jobs arrived or finished (throttled by Recompute), and
+// drops the jobs it leaves out.
+func (r *replay) decide(ctx context.Context) error {
+	d := r.decision
+	woken := d != nil && d.Wake > 0 && r.now >= d.Wake
+	if d != nil && !woken && (!r.changed || r.now-r.lastCall < r.s.Recompute) {
+		return nil
+	}
+	t0 := time.Now()
+	d, err := ask(ctx, r.pol, r.now, r.s.Cluster, r.active)
+	if err != nil {
+		return err
+	}
+	r.res.Calls = append(r.res.Calls, Call{At: r.now, Jobs: len(r.active), Latency: time.Since(t0)})
+	r.decision, r.lastCall, r.changed = d, r.now, false
+	left := len(r.active)
+	r.active = leaveOut(r.active, d.Unscheduled)
+	r.finished += left - len(r.active)
+	return nil
+}
+
+// step plays one round of the decision: places it, runs the jobs, records
+// the round and retires the jobs that finished.
+func (r *replay) step() error {
+	alloc, byID := r.grants()
+	next, err := r.place(alloc)
+	if err != nil {
+		return fmt.Errorf("sim: round at %v: %w", r.now, err)
+	}
+	works, busy, err := r.works(next, alloc, byID)
+	if err != nil {
+		return fmt.Errorf("sim: round at %v: %w", r.now, err)
+	}
+	end := r.end(works)
+	ran := r.advance(works, alloc, end)
+	if err := r.record(next, ran, busy, end); err != nil {
+		return err
+	}
+	r.now = end
+	r.retire()
+	return nil
+}
+
+// grants returns the decision's grants of the jobs still active (a
+// throttled policy's decision may name jobs that finished since), with
+// pairs cut to partners still active, and the active jobs by ID.
+func (r *replay) grants() (allocation.Allocation, map[string]*state) {
+	alloc := make(allocation.Allocation, len(r.active))
+	byID := make(map[string]*state, len(r.active))
+	for _, st := range r.active {
+		byID[st.job.ID] = st
+		if g, ok := r.decision.Allocation[st.job.ID]; ok {
+			alloc[st.job.ID] = g
+		}
+	}
+	for id, g := range alloc {
+		if slices.ContainsFunc(slices.Collect(maps.Keys(g.Pairs)), func(p string) bool { return byID[p] == nil }) {
+			pairs := make(map[string]map[allocation.Accelerator]float64)
+			for p, sh := range g.Pairs {
+				if byID[p] != nil {
+					pairs[p] = sh
+				}
+			}
+			g.Pairs = pairs // a copy: the decision stays as the policy made it
+			alloc[id] = g
+		}
+	}
+	return alloc, byID
+}
+
+// place returns the round's runs: the decision's placement, or the round
+// mechanism's for a decision of shares alone, checked against capacity.
+func (r *replay) place(alloc allocation.Allocation) (placement.Round, error) {
 	var (
-		res       Result
-		active    []*state
-		now       time.Duration
-		decision  *policy.Decision
-		lastCall  time.Duration
-		changed   bool
-		ledger    placement.Ledger
-		mech      = placement.Mechanism{Round: round}
-		finished  int // jobs done: finished or left out
-		idle      int // rounds in a row in which nothing ran and nothing changed
-		totalGPUs = s.Cluster.TotalGPUs()
+		next placement.Round
+		err  error
 	)
-	for len(pending) > 0 || len(active) > 0 {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("sim: %w", err)
-		}
-		for len(pending) > 0 && pending[0].job.Arrival <= now {
-			active = append(active, pending[0])
-			pending = pending[1:]
-			changed = true
-		}
-		if len(active) == 0 { // idle: skip to the next arrival (its round boundary)
-			now = pending[0].job.Arrival
-			if !s.Events {
-				now = ceilTo(now, round)
-			}
-			continue
-		}
-		slices.SortFunc(active, func(a, b *state) int { return cmp.Compare(a.job.ID, b.job.ID) })
+	if r.decision.Placement != nil {
+		next, err = placed(r.s.Cluster, r.active, alloc, r.decision.Placement)
+	} else {
+		next, r.ledger, err = r.mech.Next(r.ledger, r.s.Cluster, alloc)
+	}
+	if err != nil {
+		return next, err
+	}
+	if err := checkRound(r.s.Cluster, next); err != nil {
+		return next, err
+	}
+	if _, mech := r.pol.(*policy.Rounds); r.decision.Placement != nil && !mech {
+		// The round mechanism places GPUs only; a policy that places
+		// itself answers for CPU cores and memory too.
+		return next, checkResources(r.s.Cluster, next, alloc)
+	}
+	return next, nil
+}
 
-		woken := decision != nil && decision.Wake > 0 && now >= decision.Wake
-		if decision == nil || woken || (changed && now-lastCall >= s.Recompute) {
-			t0 := time.Now()
-			d, err := ask(ctx, pol, now, s.Cluster, active)
-			if err != nil {
-				return nil, err
-			}
-			res.Calls = append(res.Calls, Call{At: now, Jobs: len(active), Latency: time.Since(t0)})
-			decision, lastCall, changed = d, now, false
-			left := len(active)
-			active = leaveOut(active, d.Unscheduled)
-			finished += left - len(active)
-			if len(active) == 0 {
+// works returns each running job's speed, the time it loses and when it
+// would finish, and the GPUs busy.
+func (r *replay) works(next placement.Round, alloc allocation.Allocation, byID map[string]*state) ([]work, int, error) {
+	var works []work
+	busy := 0
+	for _, run := range next.Runs {
+		busy += sumGPUs(run.Assignments)
+		for _, id := range []string{run.Job, run.Partner} {
+			st := byID[id]
+			if st == nil {
 				continue
 			}
+			rate := defaultSpeed(&st.job, run)
+			if r.s.Speed != nil {
+				rate = r.s.Speed(&st.job, alloc[id], run)
+			}
+			// A pair that cannot share makes no progress (Gandiva
+			// finds out by trying); a job alone must be able to run.
+			if !(rate > 0) && (run.Partner == "" || !(rate == 0)) {
+				return nil, 0, fmt.Errorf("job %q runs on %s where its throughput is %v", id, run.Accelerator, rate)
+			}
+			works = append(works, r.starting(st, run, rate))
 		}
+	}
+	return works, busy, nil
+}
 
-		// Only jobs still active take part; a throttled policy's decision
-		// may name jobs that finished since.
-		alloc := make(allocation.Allocation, len(active))
-		byID := make(map[string]*state, len(active))
-		for _, st := range active {
-			byID[st.job.ID] = st
-			if g, ok := decision.Allocation[st.job.ID]; ok {
-				alloc[st.job.ID] = g
-			}
-		}
-		for id, g := range alloc {
-			if slices.ContainsFunc(slices.Collect(maps.Keys(g.Pairs)), func(p string) bool { return byID[p] == nil }) {
-				pairs := make(map[string]map[allocation.Accelerator]float64)
-				for p, sh := range g.Pairs {
-					if byID[p] != nil {
-						pairs[p] = sh
-					}
-				}
-				g.Pairs = pairs // a copy: the decision stays as the policy made it
-				alloc[id] = g
-			}
-		}
-		var (
-			next placement.Round
-			err  error
-		)
-		if decision.Placement != nil {
-			next, err = placed(s.Cluster, active, alloc, decision.Placement)
+// starting charges job st the time it loses to start in run, if it did not
+// run last round or runs on other GPUs now, and returns its work.
+func (r *replay) starting(st *state, run placement.Run, rate float64) work {
+	restart := true
+	switch {
+	case !st.ranLast:
+		st.overhead = r.s.Restart
+	case !sameGPUs(st.job.Placement, run.Assignments):
+		st.overhead = r.s.Reallocate
+		st.rec.Migrations++
+	default:
+		restart = false
+	}
+	if restart && st.overhead > 0 && st.job.Elastic != nil {
+		st.job.Elastic.Restarts++
+	}
+	if !st.rec.Ran {
+		st.rec.Ran, st.rec.FirstRun = true, r.now
+	}
+	w := work{st: st, run: run, rate: rate, start: r.now + st.overhead, finish: math.MaxInt64}
+	if rate > 0 {
+		w.finish = w.start + seconds((st.job.StepsTotal-st.job.StepsDone)/rate)
+	}
+	return w
+}
+
+// end returns when the round ends: a Round later, or in event-driven mode
+// at the next arrival, wake-up or completion if sooner (at least 1 ns on).
+func (r *replay) end(works []work) time.Duration {
+	end := r.now + r.round
+	if !r.s.Events {
+		return end
+	}
+	if len(r.pending) > 0 {
+		end = min(end, r.pending[0].job.Arrival)
+	}
+	if r.decision.Wake > r.now {
+		end = min(end, r.decision.Wake)
+	}
+	for _, w := range works {
+		end = min(end, max(w.finish, r.now+1))
+	}
+	return end
+}
+
+// advance runs every work until end and returns the jobs that ran.
+func (r *replay) advance(works []work, alloc allocation.Allocation, end time.Duration) map[string]bool {
+	length := end - r.now
+	ran := make(map[string]bool)
+	for _, w := range works {
+		st := w.st
+		ran[st.job.ID] = true
+		lost := min(st.overhead, length)
+		st.overhead -= lost
+		secs := (length - lost).Seconds()
+		if w.finish <= end {
+			st.finished = true
+			st.rec.Finished, st.rec.Finish = true, w.finish
+			secs = (w.finish - w.start).Seconds()
+			st.job.StepsDone = st.job.StepsTotal
 		} else {
-			next, ledger, err = mech.Next(ledger, s.Cluster, alloc)
+			st.job.StepsDone = min(st.job.StepsTotal, st.job.StepsDone+w.rate*secs)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("sim: round at %v: %w", now, err)
+		// Service is charged on the GPUs the run holds, which an
+		// elastic policy may have set apart from the job's request.
+		gpus := float64(sumGPUs(w.run.Assignments))
+		st.job.AttainedGPUSeconds += gpus * secs
+		st.rec.GPUSeconds += gpus * secs
+		if r.s.Observe != nil {
+			r.s.Observe(&st.job, alloc[st.job.ID], w.run, seconds(secs))
 		}
-		if err := checkRound(s.Cluster, next); err != nil {
-			return nil, fmt.Errorf("sim: round at %v: %w", now, err)
-		}
-		if _, mech := pol.(*policy.Rounds); decision.Placement != nil && !mech {
-			// The round mechanism places GPUs only; a policy that places
-			// itself answers for CPU cores and memory too.
-			if err := checkResources(s.Cluster, next, alloc); err != nil {
-				return nil, fmt.Errorf("sim: round at %v: %w", now, err)
-			}
-		}
+	}
+	return ran
+}
 
-		// Each job's speed, the time it loses and when it would finish.
-		var works []work
-		busy := 0
-		for _, run := range next.Runs {
-			busy += sumGPUs(run.Assignments)
-			for _, id := range []string{run.Job, run.Partner} {
-				st := byID[id]
-				if st == nil {
-					continue
-				}
-				rate := defaultSpeed(&st.job, run)
-				if s.Speed != nil {
-					rate = s.Speed(&st.job, alloc[id], run)
-				}
-				// A pair that cannot share makes no progress (Gandiva
-				// finds out by trying); a job alone must be able to run.
-				if !(rate > 0) && (run.Partner == "" || !(rate == 0)) {
-					return nil, fmt.Errorf("sim: round at %v: job %q runs on %s where its throughput is %v", now, id, run.Accelerator, rate)
-				}
-				restart := true
-				switch {
-				case !st.ranLast:
-					st.overhead = s.Restart
-				case !sameGPUs(st.job.Placement, run.Assignments):
-					st.overhead = s.Reallocate
-					st.rec.Migrations++
-				default:
-					restart = false
-				}
-				if restart && st.overhead > 0 && st.job.Elastic != nil {
-					st.job.Elastic.Restarts++
-				}
-				if !st.rec.Ran {
-					st.rec.Ran, st.rec.FirstRun = true, now
-				}
-				w := work{st: st, run: run, rate: rate, start: now + st.overhead, finish: math.MaxInt64}
-				if rate > 0 {
-					w.finish = w.start + seconds((st.job.StepsTotal-st.job.StepsDone)/rate)
-				}
-				works = append(works, w)
-			}
+// record counts preemptions, moves the jobs to their new placements,
+// records the round, and fails with ErrStalled when nothing ran, arrived
+// or changed and the policy will not (or no longer may) wake.
+func (r *replay) record(next placement.Round, ran map[string]bool, busy int, end time.Duration) error {
+	length := end - r.now
+	placements := next.Placement()
+	for _, st := range r.active {
+		if st.ranLast && !ran[st.job.ID] && !st.finished {
+			st.rec.Preemptions++
 		}
-		end := now + round
-		if s.Events {
-			if len(pending) > 0 {
-				end = min(end, pending[0].job.Arrival)
-			}
-			if decision.Wake > now {
-				end = min(end, decision.Wake)
-			}
-			for _, w := range works {
-				end = min(end, max(w.finish, now+1)) // a round lasts at least 1 ns
-			}
+		if !ran[st.job.ID] {
+			st.overhead = 0
 		}
-		length := end - now
-		ran := make(map[string]bool)
-		for _, w := range works {
-			st := w.st
-			ran[st.job.ID] = true
-			lost := min(st.overhead, length)
-			st.overhead -= lost
-			secs := (length - lost).Seconds()
-			if w.finish <= end {
-				st.finished = true
-				st.rec.Finished, st.rec.Finish = true, w.finish
-				secs = (w.finish - w.start).Seconds()
-				st.job.StepsDone = st.job.StepsTotal
-			} else {
-				st.job.StepsDone = min(st.job.StepsTotal, st.job.StepsDone+w.rate*secs)
-			}
-			// Service is charged on the GPUs the run holds, which an
-			// elastic policy may have set apart from the job's request.
-			gpus := float64(sumGPUs(w.run.Assignments))
-			st.job.AttainedGPUSeconds += gpus * secs
-			st.rec.GPUSeconds += gpus * secs
-			if s.Observe != nil {
-				s.Observe(&st.job, alloc[st.job.ID], w.run, seconds(secs))
-			}
-		}
-		placements := next.Placement()
-		for _, st := range active {
-			if st.ranLast && !ran[st.job.ID] && !st.finished {
-				st.rec.Preemptions++
-			}
-			if !ran[st.job.ID] {
-				st.overhead = 0
-			}
-			st.ranLast = ran[st.job.ID]
-			st.job.Placement = placements[st.job.ID]
-			st.activeΣ += float64(len(active)) * length.Seconds()
-			st.lifetime += length.Seconds()
-		}
-		res.Rounds = append(res.Rounds, RoundRecord{
-			Start: now, Length: length, Active: len(active), Running: len(ran), BusyGPUs: busy, GPUs: totalGPUs,
-		})
-		idle++
-		if len(ran) > 0 || len(pending) > 0 || changed {
-			idle = 0
-		}
-		if idle > 0 && (decision.Wake == 0 || decision.Wake <= now || idle > maxIdleRounds) {
-			return nil, fmt.Errorf("%w (%d jobs at %v)", ErrStalled, len(active), now)
-		}
-		now = end
-		kept := active[:0]
-		for _, st := range active {
-			if st.finished {
-				st.rec.ActiveJobs = st.activeΣ / st.lifetime
-				finished++
-				changed = true
-			} else {
-				kept = append(kept, st)
-			}
-		}
-		active = kept
-		if s.Progress != nil {
-			s.Progress(finished, len(all))
+		st.ranLast = ran[st.job.ID]
+		st.job.Placement = placements[st.job.ID]
+		st.activeΣ += float64(len(r.active)) * length.Seconds()
+		st.lifetime += length.Seconds()
+	}
+	r.res.Rounds = append(r.res.Rounds, RoundRecord{
+		Start: r.now, Length: length, Active: len(r.active), Running: len(ran), BusyGPUs: busy, GPUs: r.gpus,
+	})
+	r.idle++
+	if len(ran) > 0 || len(r.pending) > 0 || r.changed {
+		r.idle = 0
+	}
+	if w := r.decision.Wake; r.idle > 0 && (w == 0 || w <= r.now || r.idle > maxIdleRounds) {
+		return fmt.Errorf("%w (%d jobs at %v)", ErrStalled, len(r.active), r.now)
+	}
+	return nil
+}
+
+// retire drops the finished jobs from active and reports progress.
+func (r *replay) retire() {
+	kept := r.active[:0]
+	for _, st := range r.active {
+		if st.finished {
+			st.rec.ActiveJobs = st.activeΣ / st.lifetime
+			r.finished++
+			r.changed = true
+		} else {
+			kept = append(kept, st)
 		}
 	}
-	for _, st := range all {
-		res.Jobs = append(res.Jobs, st.rec)
+	r.active = kept
+	if r.s.Progress != nil {
+		r.s.Progress(r.finished, len(r.all))
 	}
-	return &res, nil
 }
 
 // rounds returns the policy to simulate: s.Policy, or, for a share policy
