@@ -35,11 +35,15 @@ const (
 	FactAdaptive
 	// FactResources: Job.Sensitivity and servers' CPUs and memory.
 	FactResources
+	// FactBatch: an elastic job whose batch size the scheduler may raise
+	// (Elastic.MaxBatchSize above BatchSize), with the gradient statistics
+	// that say how efficiently.
+	FactBatch
 )
 
 var factNames = [...]string{
 	"heterogeneity", "length", "weight", "tenant", "deadline",
-	"colocation", "skew", "elastic", "adaptive", "resources",
+	"colocation", "skew", "elastic", "adaptive", "resources", "batch",
 }
 
 // String lists the facts by name, separated by commas, in bit order.
@@ -110,6 +114,7 @@ func jobFacts(j *Job) Facts {
 	set(len(j.Colocated) > 0, FactColocation)
 	set(j.Skew > 0, FactSkew)
 	set(j.Elastic != nil, FactElastic)
+	set(j.Elastic != nil && j.Elastic.MaxBatchSize > j.Elastic.BatchSize, FactBatch)
 	set(j.Adaptive != nil, FactAdaptive)
 	set(j.Sensitivity != nil, FactResources)
 	return f

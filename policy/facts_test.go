@@ -131,3 +131,15 @@ func TestFactsForwarded(t *testing.T) {
 		}
 	}
 }
+
+// An elastic job carries the batch fact only when its batch may grow.
+func TestPresentBatch(t *testing.T) {
+	fixed := policy.Job{ID: "a", GPUs: 1, Elastic: &policy.Elastic{BatchSize: 32, MaxBatchSize: 32}}
+	grow := policy.Job{ID: "b", GPUs: 1, Elastic: &policy.Elastic{BatchSize: 32, MaxBatchSize: 256}}
+	if got := policy.Present(&policy.Snapshot{Jobs: []policy.Job{fixed}}); got != policy.FactElastic {
+		t.Errorf("fixed batch: %v", got)
+	}
+	if got := policy.Present(&policy.Snapshot{Jobs: []policy.Job{grow}}); got != policy.FactElastic|policy.FactBatch {
+		t.Errorf("growing batch: %v", got)
+	}
+}

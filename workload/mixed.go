@@ -257,6 +257,8 @@ func restrict(j *policy.Job, t *Truth, keep policy.Facts, ref allocation.Acceler
 	}
 	if drop(policy.FactElastic) {
 		j.Elastic = nil
+	} else if drop(policy.FactBatch) {
+		j.Elastic.MaxBatchSize = j.Elastic.BatchSize
 	}
 	if drop(policy.FactResources) {
 		j.Sensitivity = nil

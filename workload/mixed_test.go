@@ -170,7 +170,7 @@ func TestMixedErrors(t *testing.T) {
 // FactAdaptive a job keeps its initial batch (no stages, no Adaptive);
 // without heterogeneity it runs on the reference type alone.
 func TestMixedRestricted(t *testing.T) {
-	jobs, phys, err := Mixed{Seed: 6, Jobs: 200, Rate: 5, Scale: 0.1, Facts: policy.FactElastic | policy.FactLength}.Generate()
+	jobs, phys, err := Mixed{Seed: 6, Jobs: 200, Rate: 5, Scale: 0.1, Facts: policy.FactElastic | policy.FactBatch | policy.FactLength}.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestMixedRestricted(t *testing.T) {
 			t.Fatalf("job %s: elastic %v, throughput %v, base %v", j.ID, j.Elastic, j.Throughput, tr.Base)
 		}
 	}
-	if got := policy.Present(&policy.Snapshot{Jobs: jobs}); got != policy.FactElastic|policy.FactLength {
-		t.Errorf("present facts %v, want elastic, length", got)
+	if got := policy.Present(&policy.Snapshot{Jobs: jobs}); got != policy.FactElastic|policy.FactBatch|policy.FactLength {
+		t.Errorf("present facts %v, want length, elastic, batch", got)
 	}
 }

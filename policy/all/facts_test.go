@@ -19,6 +19,7 @@ const (
 	elastic  = policy.FactElastic
 	adaptive = policy.FactAdaptive
 	res      = policy.FactResources
+	batch    = policy.FactBatch
 )
 
 // factsOf pins what each registered policy, at its defaults, reads.
@@ -46,7 +47,7 @@ var factsOf = map[string]struct{ uses, needs policy.Facts }{
 	"gavel.min-cost-slo":           {het | length | deadline, 0},
 	"gavel.water-filling":          {het | weight, 0},
 	"gavel.water-filling-agnostic": {weight, 0},
-	"pollux":                       {elastic, elastic},
+	"pollux":                       {elastic | batch, elastic | batch},
 	"pollux.fixed":                 {elastic, 0},
 	"pollux.optimus":               {length | elastic, length | elastic},
 	"shockwave":                    {length | adaptive, adaptive},
@@ -132,7 +133,8 @@ func TestFactsNotes(t *testing.T) {
 	}{
 		{"gavel.las", het | elastic | adaptive, 0, elastic | adaptive},
 		{"gavel.las-agnostic", het | weight, 0, het},
-		{"pollux", het | length, elastic, het | length},
+		{"pollux", het | length, elastic | batch, het | length},
+		{"pollux.optimus", length | elastic | batch, 0, batch},
 		{"shockwave", length | adaptive | weight, 0, weight},
 		{"shockwave", length, adaptive, 0},
 		{"synergy.tune", het, res, 0},

@@ -96,8 +96,11 @@ type State struct {
 // Name returns "pollux".
 func (*Pollux) Name() string { return "pollux" }
 
-// Facts implements policy.Reader: it adapts elastic jobs; without Elastic facts every job is rigid.
-func (*Pollux) Facts() (uses, needs policy.Facts) { return policy.FactElastic, policy.FactElastic }
+// Facts implements policy.Reader: it adapts elastic jobs' GPUs and batch
+// sizes; without Elastic facts every job is rigid.
+func (*Pollux) Facts() (uses, needs policy.Facts) {
+	return policy.FactElastic | policy.FactBatch, policy.FactElastic | policy.FactBatch
+}
 
 func (p *Pollux) check() error {
 	switch {
