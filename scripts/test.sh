@@ -23,9 +23,9 @@ CGO_ENABLED=0 go vet ./...
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 echo "== go test -tags clp ./... (CLP and pure-Go engines)"
-go test -tags clp ./... | tee -a "$log"
+go test -timeout 30m -tags clp ./... | tee -a "$log"
 echo "== go test -race -tags clp ./... (CLP and pure-Go engines)"
-go test -race -tags clp ./... | tee -a "$log"
+go test -timeout 30m -race -tags clp ./... | tee -a "$log"
 echo "== CGO_ENABLED=0 go test ./... (pure-Go engine)"
-CGO_ENABLED=0 go test ./... | tee -a "$log"
+CGO_ENABLED=0 go test -timeout 30m ./... | tee -a "$log"
 echo "packages: $(grep -c '^ok' "$log") passed, $(grep -c '^FAIL' "$log") failed"

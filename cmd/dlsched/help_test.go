@@ -21,7 +21,7 @@ func TestSubcommandHelp(t *testing.T) {
 		cmd   string
 		flags []string
 	}{
-		{"compare", append([]string{"policies"}, shared...)},
+		{"compare", append([]string{"policies", "strict", "seeds", "rates"}, shared...)},
 		{"simulate", append([]string{"policy", "config"}, shared...)},
 		{"allocate", []string{"policy", "in", "config", "example"}},
 	} {

@@ -18,14 +18,22 @@
 //	dlsched simulate [--policy NAME] [--config JSON] [workload flags]
 //	                                       simulate a workload under one policy
 //	                                       and print its summary
-//	dlsched compare [--policies A,B,...|all] [--strict] [workload flags]
-//	                                       simulate the same workload under each
-//	                                       policy (concurrently, at most one per
-//	                                       CPU) and print one row per policy; a
+//	dlsched compare [--policies A,B,...|all] [--strict] [--seeds N]
+//	                [--rates R1,R2,...] [workload flags]
+//	                                       simulate the same workloads under each
+//	                                       policy (concurrently, at most one run
+//	                                       per CPU) and print one row per policy,
+//	                                       ranked by average JCT, with what it
+//	                                       ignores of the workload or lacks; a
 //	                                       policy that fails is a row with its
 //	                                       error, and the command fails only when
 //	                                       every policy does, or at the first
-//	                                       failure with --strict
+//	                                       failure with --strict. --seeds N runs
+//	                                       each policy on N generated workloads
+//	                                       (seeds S..S+N-1) and prints means ±
+//	                                       95% intervals; --rates sweeps the
+//	                                       arrival rate (the table is for the
+//	                                       first) and prints avg JCT per rate
 //
 // With no flags, compare runs a built-in comparison of gavel.las,
 // gavel.las-agnostic, gavel.ftf and gavel.fifo on a contended generated
@@ -37,14 +45,35 @@
 //
 // The workload flags of simulate and compare are:
 //
+//	--workload NAME|FILE  a built-in generated workload (gavel, the default:
+//	                      Gavel's generator; synergy: Synergy's, with CPU- and
+//	                      memory-sensitive jobs on 8-GPU, 24-core, 500-GB
+//	                      servers), or a file whose format is detected from its
+//	                      first line: JSON lines (workload.ReadTrace), a Gavel
+//	                      trace (7 or 10 tab-separated fields), a Tiresias CSV
+//	                      (header job_id,num_gpu,...; implies --events), a
+//	                      Pollux workload CSV (header name,time,application,...:
+//	                      elastic jobs for policies that use elastic facts,
+//	                      their tuned configurations for the others) or a
+//	                      Shockwave trace (12 tab-separated fields: adaptive
+//	                      jobs, needs --throughputs). Each has its own default
+//	                      cluster, round and restart (see compare -h)
+//	--format json|gavel|tiresias|pollux|shockwave
+//	                      the file's format, instead of detecting it
 //	--jobs N --rate R --seed S [--multi-gpu] [--priorities]
-//	                      generate N jobs arriving at R per hour (workload.Generator)
-//	--trace FILE          read the workload from a JSON-lines trace
-//	                      (workload.ReadTrace) instead; not with the flags above
-//	--cluster v100=36,p100=36,k80=36
-//	                      the number of GPUs of each type; each type's GPUs are
-//	                      split into servers of 4 GPUs (the last server takes
-//	                      the remainder), named TYPE-0, TYPE-1, ...
+//	                      for a generated workload only: N jobs arriving at R
+//	                      per hour
+//	--models DIR          Pollux's per-model traces for a Pollux workload
+//	                      (default: built-in synthetic models)
+//	--throughputs FILE    Gavel-format throughputs for a Shockwave trace, such
+//	                      as Shockwave's tacc_throughputs.json
+//	--cluster v100=32/8:48c:500g,k80=16 | FILE.json
+//	                      TYPE=GPUS[/PER_SERVER][:CPUSc][:MEMg],...: GPUs of
+//	                      each type in servers of PER_SERVER GPUs (default 4;
+//	                      without cores or memory the last server takes the
+//	                      remainder), each with CPUS cores and MEM GB if given,
+//	                      named TYPE-0, TYPE-1, ...; or a JSON file holding a
+//	                      cluster in a snapshot's "cluster" schema
 //	--round 360s --recompute 0s --restart 0s
 //	                      round length, least time between policy calls, and
 //	                      the time a job loses each time it (re)starts
@@ -57,36 +86,11 @@
 //	--out DIR             create DIR if need be and write into it; simulate:
 //	                      summary.json, jobs.csv, rounds.csv and result.json
 //	                      (sim.Result.WriteFiles; times in seconds); compare:
-//	                      summary.json (one summary per policy), jct_cdf.svg
-//	                      and utilization.svg
+//	                      results.csv, results.json, report.html, sweep.csv
+//	                      (with --rates), summary.json (the first workload's
+//	                      summary per policy), jct_cdf.svg and utilization.svg
 //	--progress            show a progress bar on standard error even when it
 //	                      is not a terminal (it is shown on a terminal anyway)
-//
-// A Pollux or Shockwave workload replaces the generated one:
-//
-//	--pollux-workload FILE [--pollux-traces DIR]
-//	                      read a Pollux workload CSV: elastic jobs for pollux,
-//	                      their tuned configurations for the other policies.
-//	                      Defaults: --cluster t4=64 --round 1m --restart 30s
-//	--shockwave-trace FILE --shockwave-throughputs FILE
-//	                      read a Shockwave (NSDI'23) trace, 12 tab-separated
-//	                      fields per job (workload.ReadShockwaveTrace), with epoch
-//	                      durations from a Gavel-format throughput file such
-//	                      as Shockwave's tacc_throughputs.json. Its jobs
-//	                      change batch size as they train (GNS, Accordion),
-//	                      alike for every policy, and finish-time fairness
-//	                      divides by their post-adaptation runtime. The
-//	                      cluster must have one GPU type. Defaults: --cluster
-//	                      v100=32 --round 2m --restart 20s; not with --trace,
-//	                      the generator's flags or --pollux-workload
-//
-// A Tiresias trace replaces it too:
-//
-//	--tiresias-trace FILE read a Tiresias simulator trace CSV
-//	                      (workload.ReadTiresiasTrace: job_id, num_gpu,
-//	                      submit_time, duration, optional model_name for the
-//	                      skew); every job runs at its trace speed on any type.
-//	                      Implies --events. Default: --cluster v100=64
 //
 // Errors are reported on one line on standard error, with exit status 2 for
 // bad input and 1 for a failure to decide.
@@ -142,8 +146,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return 1
 }
 
-const usage = "usage: dlsched policies | allocate --policy NAME [--in FILE] [--config JSON] [--example] [--strict] | example | simulate [--policy NAME] [flags] | compare [--policies A,B,...|all] [--strict] [flags]; " +
-	"workload flags: --jobs --rate --seed --multi-gpu --priorities | --trace FILE | --pollux-workload FILE [--pollux-traces DIR] | --shockwave-trace FILE --shockwave-throughputs FILE | --tiresias-trace FILE; --events; " +
+const usage = "usage: dlsched policies | allocate --policy NAME [--in FILE] [--config JSON] [--example] [--strict] | example | simulate [--policy NAME] [flags] | compare [--policies A,B,...|all] [--strict] [--seeds N] [--rates R,...] [flags]; " +
+	"workload flags: --workload NAME|FILE [--format F] [--jobs --rate --seed --multi-gpu --priorities] [--models DIR] [--throughputs FILE]; --events; " +
 	"--cluster --round --recompute --restart --window --out --progress"
 
 func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {

@@ -15,7 +15,7 @@ func TestOutFiles(t *testing.T) {
 		want []string
 	}{
 		{[]string{"simulate", "--policy", "gavel.las"}, []string{"jobs.csv", "result.json", "rounds.csv", "summary.json"}},
-		{[]string{"compare", "--policies", "gavel.las,gavel.fifo"}, []string{"jct_cdf.svg", "summary.json", "utilization.svg"}},
+		{[]string{"compare", "--policies", "gavel.las,gavel.fifo"}, []string{"jct_cdf.svg", "report.html", "results.csv", "results.json", "summary.json", "utilization.svg"}},
 	} {
 		t.Run(tc.args[0], func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "out", "nested")

@@ -1,9 +1,8 @@
 package main
 
 import (
-	"flag"
+	"errors"
 	"fmt"
-	"github.com/dlsched/dlsched/workload"
 	"maps"
 	"os"
 	"slices"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/policy"
+	"github.com/dlsched/dlsched/sim"
+	"github.com/dlsched/dlsched/workload"
 )
 
 // Defaults of a Shockwave trace, as in the paper's TACC run: 8 servers of
@@ -21,69 +22,51 @@ const (
 	shockwaveRestart = 20 * time.Second
 )
 
-// shockwaveDefaults checks that --shockwave-trace and
-// --shockwave-throughputs come together and with no other workload flag,
-// and sets the Shockwave defaults of the flags the user did not set.
-func (w *workloadFlags) shockwaveDefaults(cmd string) error {
+// readShockwave reads the --throughputs profile and the Shockwave trace,
+// with epoch durations on the cluster's GPU type (Shockwave's clusters are
+// homogeneous), and runs its adaptive jobs with a fresh copy of their model
+// per run: the model keeps per-job state.
+func readShockwave(w *workloadFlags, cluster allocation.Cluster) (*instance, error) {
+	types := cluster.Types()
 	switch {
-	case w.shockwave == "":
-		return usageError{fmt.Errorf("%s: --shockwave-throughputs needs --shockwave-trace", cmd)}
-	case w.swThr == "":
-		return usageError{fmt.Errorf("%s: --shockwave-trace needs --shockwave-throughputs (Gavel-format throughputs such as Shockwave's tacc_throughputs.json)", cmd)}
+	case w.throughputs == "":
+		return nil, errors.New("a Shockwave trace needs --throughputs FILE (Gavel-format throughputs such as Shockwave's tacc_throughputs.json)")
+	case len(types) != 1:
+		return nil, fmt.Errorf("a Shockwave trace needs a cluster of one GPU type, not %s", w.cluster)
 	}
-	set := map[string]bool{}
-	w.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for _, f := range []string{"pollux-workload", "pollux-traces", "trace", "jobs", "rate", "seed", "multi-gpu", "priorities"} {
-		if set[f] {
-			return usageError{fmt.Errorf("%s: --%s cannot be used with --shockwave-trace", cmd, f)}
-		}
-	}
-	if !set["cluster"] {
-		w.cluster = shockwaveCluster
-	}
-	if !set["round"] {
-		w.round = shockwaveRound
-	}
-	if !set["restart"] {
-		w.restart = shockwaveRestart
-	}
-	return nil
-}
-
-// readShockwave reads the --shockwave-throughputs profile and the
-// --shockwave-trace jobs, with epoch durations on the cluster's GPU type
-// (Shockwave's clusters are homogeneous), and returns the jobs prepared by
-// their Adaptive model, whose Round is the run's.
-func (w *workloadFlags) readShockwave(cmd string, cluster allocation.Cluster) ([]policy.Job, *workload.Adaptive, error) {
-	types := map[allocation.Accelerator]bool{}
-	for _, s := range cluster.Servers {
-		types[s.Accelerator] = true
-	}
-	if len(types) != 1 {
-		return nil, nil, usageError{fmt.Errorf("%s: --shockwave-trace needs a cluster of one GPU type, not %s", cmd, w.cluster)}
-	}
-	acc := slices.Collect(maps.Keys(types))[0]
-	f, err := os.Open(w.swThr)
+	f, err := os.Open(w.throughputs)
 	if err != nil {
-		return nil, nil, usageError{fmt.Errorf("%s: --shockwave-throughputs: %v", cmd, err)}
+		return nil, fmt.Errorf("--throughputs: %v", err)
 	}
 	defer f.Close()
 	profile, _, err := workload.LoadGavelThroughputs(f)
 	if err != nil {
-		return nil, nil, usageError{fmt.Errorf("%s: --shockwave-throughputs: %s: %v", cmd, w.swThr, err)}
+		return nil, fmt.Errorf("--throughputs: %s: %v", w.throughputs, err)
 	}
-	jobs, model, err := workload.ReadShockwaveTraceFile(w.shockwave, profile, workload.ShockwaveOptions{Accelerator: acc})
+	jobs, model, err := workload.ReadShockwaveTraceFile(w.workload, profile, workload.ShockwaveOptions{Accelerator: types[0]})
 	if err != nil {
-		return nil, nil, usageError{fmt.Errorf("%s: --shockwave-trace: %v", cmd, err)}
-	}
-	if len(jobs) == 0 {
-		return nil, nil, usageError{fmt.Errorf("%s: --shockwave-trace: %s holds no jobs", cmd, w.shockwave)}
+		return nil, err
 	}
 	model.Round = w.round
 	if err := model.Prepare(jobs); err != nil {
-		return nil, nil, usageError{fmt.Errorf("%s: --shockwave-trace: %v", cmd, err)}
+		return nil, err
 	}
-	return jobs, model, nil
+	return &instance{jobs: jobs, attach: adapt(model)}, nil
+}
+
+// adapt returns the attach of Shockwave's adaptive jobs: a fresh copy of
+// the jobs, prepared by a fresh Adaptive sharing the read-only Adaptations,
+// so that no two runs share a job or a cache.
+func adapt(model *workload.Adaptive) func(*sim.Simulation, []policy.Job) ([]policy.Job, error) {
+	return func(sm *sim.Simulation, jobs []policy.Job) ([]policy.Job, error) {
+		m := &workload.Adaptive{Jobs: model.Jobs, Round: sm.Round}
+		jobs = cloneJobs(jobs)
+		if err := m.Prepare(jobs); err != nil {
+			return nil, err
+		}
+		sm.Speed, sm.Observe, sm.Exclusive = m.Speed, m.Observe, m.Exclusive
+		return jobs, nil
+	}
 }
 
 // cloneJobs copies jobs deeply enough that the simulation of one policy

@@ -1,15 +1,17 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/dlsched/dlsched/workload"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -23,10 +25,6 @@ import (
 	"github.com/dlsched/dlsched/sim"
 )
 
-// serverGPUs is the size of the servers --cluster builds: each type's GPUs
-// are split into servers of this many GPUs, the last one taking the rest.
-const serverGPUs = 4
-
 // hasCLP reports whether the CLP engine is compiled in. Without it the
 // pure-Go simplex refuses programs of more than about 150 jobs, so the
 // built-in workload is smaller.
@@ -39,8 +37,8 @@ func hasCLP() bool {
 	return false
 }
 
-// Built-in workload: a contended cluster of 24 GPUs (8 of each type), with
-// single-GPU jobs arriving faster than the cluster drains them.
+// The gavel workload's defaults: a contended cluster of 24 GPUs (8 of each
+// type), with single-GPU jobs arriving faster than the cluster drains them.
 const (
 	defaultCluster = "v100=8,p100=8,k80=8"
 	defaultRate    = 4.0 // jobs per hour
@@ -55,273 +53,307 @@ func defaultJobs() int {
 
 // workloadFlags are the flags simulate and compare share.
 type workloadFlags struct {
-	jobs       int
-	rate       float64
-	seed       uint64
-	multiGPU   bool
-	priorities bool
-	trace      string
-	cluster    string
-	round      time.Duration
-	recompute  time.Duration
-	restart    time.Duration
-	window     string
-	out        string
-	progress   bool
-	pollux     string
-	traces     string
-	shockwave  string
-	swThr      string
-	tiresias   string
-	events     bool
-	fs         *flag.FlagSet
+	workload    string // a built-in name or a file
+	format      string
+	jobs        int
+	rate        float64
+	seed        uint64
+	multiGPU    bool
+	priorities  bool
+	models      string
+	throughputs string
+	cluster     string
+	round       time.Duration
+	recompute   time.Duration
+	restart     time.Duration
+	window      string
+	out         string
+	progress    bool
+	events      bool
+	// seeds and rateList are compare's (registerSweep); rates is the
+	// --rates list, or --rate alone.
+	seeds    int
+	rateList string
+	rates    []float64
+	fs       *flag.FlagSet
 }
 
 func (w *workloadFlags) register(fs *flag.FlagSet) {
-	w.fs = fs
+	w.fs, w.seeds = fs, 1
+	fs.StringVar(&w.workload, "workload", defaultWorkload, "a built-in workload or a workload file:\n"+builtinUsage())
+	fs.StringVar(&w.format, "format", "", "format of the --workload file, empty to detect it from its first line:\n"+formatUsage())
 	fs.IntVar(&w.jobs, "jobs", defaultJobs(), "number of generated jobs")
-	fs.Float64Var(&w.rate, "rate", defaultRate, "mean arrival rate in jobs per hour (0: all arrive at time 0)")
+	fs.Float64Var(&w.rate, "rate", defaultRate, "mean arrival rate of generated jobs per hour (0: all arrive at time 0; a workload may change the default)")
 	fs.Uint64Var(&w.seed, "seed", 0, "generator seed")
 	fs.BoolVar(&w.multiGPU, "multi-gpu", false, "generate multi-GPU jobs (1, 2, 4, 8 GPUs)")
-	fs.BoolVar(&w.priorities, "priorities", false, "give 20% of the jobs weight 5")
-	fs.StringVar(&w.trace, "trace", "", "read the workload from a JSON-lines trace instead of generating it")
-	fs.StringVar(&w.cluster, "cluster", defaultCluster, "GPUs per type, TYPE=N,…, in servers of 4 GPUs")
+	fs.BoolVar(&w.priorities, "priorities", false, "give 20% of the generated jobs weight 5")
+	fs.StringVar(&w.models, "models", "", "Pollux's per-model traces directory for a Pollux workload file; empty: the built-in synthetic models")
+	fs.StringVar(&w.throughputs, "throughputs", "", "Gavel-format throughput JSON for a Shockwave trace, such as Shockwave's tacc_throughputs.json")
+	fs.StringVar(&w.cluster, "cluster", "", clusterSyntax+";\nGPUs in servers of 4 unless PER_SERVER is given (default: the workload's)")
 	fs.DurationVar(&w.round, "round", sim.DefaultRound, "round length")
 	fs.DurationVar(&w.recompute, "recompute", 0, "least time between policy calls on arrivals and completions")
 	fs.DurationVar(&w.restart, "restart", 0, "time a job loses each time it (re)starts")
 	fs.StringVar(&w.window, "window", "", "jobs measured, START:END in arrival order (END empty or 0: to the end); empty: all")
 	fs.StringVar(&w.out, "out", "", "directory to write the results to")
 	fs.BoolVar(&w.progress, "progress", false, "show a progress bar on standard error even if it is not a terminal")
-	fs.StringVar(&w.pollux, "pollux-workload", "", "read a Pollux workload CSV: elastic jobs for pollux, their tuned configurations for other policies\n(defaults: --cluster t4=64 --round 1m --restart 30s)")
-	fs.StringVar(&w.traces, "pollux-traces", "", "Pollux's per-model traces directory for --pollux-workload; empty: the built-in synthetic models")
-	fs.StringVar(&w.shockwave, "shockwave-trace", "", "read a Shockwave trace (12 tab-separated fields): adaptive jobs, alike for every policy\n(needs --shockwave-throughputs; defaults: --cluster v100=32 --round 2m --restart 20s)")
-	fs.StringVar(&w.swThr, "shockwave-throughputs", "", "Gavel-format throughput JSON for --shockwave-trace, such as Shockwave's tacc_throughputs.json")
-	fs.StringVar(&w.tiresias, "tiresias-trace", "", "read a Tiresias trace CSV (job_id,num_gpu,submit_time,…,model_name,duration); implies --events\n(defaults: --cluster v100=64)")
 	fs.BoolVar(&w.events, "events", false, "event-driven: call the policy at every arrival, completion and wake-up, not only at round boundaries")
+}
+
+// registerSweep registers compare's flags that vary a generated workload.
+func (w *workloadFlags) registerSweep(fs *flag.FlagSet) {
+	fs.IntVar(&w.seeds, "seeds", 1, "run every policy on this many generated workloads, seeds --seed, --seed+1, …, and report means with 95% intervals")
+	fs.StringVar(&w.rateList, "rates", "", "load sweep: comma-separated arrival rates in jobs per hour; the table is for the first")
+}
+
+// builtinUsage lists the built-in workloads with their defaults.
+func builtinUsage() string {
+	var lines []string
+	for _, x := range builtins {
+		lines = append(lines, fmt.Sprintf("  %s: %s (defaults: %s)", x.name, x.doc, x.defaults))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// formatUsage lists the file formats, how each is recognised and its
+// defaults.
+func formatUsage() string {
+	var lines []string
+	for _, f := range formats {
+		lines = append(lines, fmt.Sprintf("  %s: %s (defaults: %s)", f.name, f.looks, f.defaults))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// String lists the defaults as the flags they stand for.
+func (d defaults) String() string {
+	var f []string
+	add := func(ok bool, s string) {
+		if ok {
+			f = append(f, s)
+		}
+	}
+	add(true, "--cluster "+cmp.Or(d.cluster, defaultCluster))
+	add(d.jobs > 0, fmt.Sprintf("--jobs %d", d.jobs))
+	add(d.rate > 0, fmt.Sprintf("--rate %g", d.rate))
+	add(d.round > 0, fmt.Sprintf("--round %v", d.round))
+	add(d.restart > 0, fmt.Sprintf("--restart %v", d.restart))
+	add(d.events, "--events")
+	return strings.Join(f, " ")
+}
+
+// applyDefaults gives the flags the user left unset the workload's values.
+func (w *workloadFlags) applyDefaults(d defaults) {
+	if !w.isSet("cluster") {
+		w.cluster = cmp.Or(d.cluster, defaultCluster)
+	}
+	if !w.isSet("jobs") && d.jobs > 0 {
+		w.jobs = d.jobs
+	}
+	if !w.isSet("rate") && d.rate > 0 {
+		w.rate = d.rate
+	}
+	if !w.isSet("round") && d.round > 0 {
+		w.round = d.round
+	}
+	if !w.isSet("restart") && d.restart > 0 {
+		w.restart = d.restart
+	}
+	if !w.isSet("events") && d.events {
+		w.events = true
+	}
+}
+
+func (w *workloadFlags) isSet(name string) (set bool) {
+	w.fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // setup is a workload ready to simulate.
 type setup struct {
-	jobs    []policy.Job
+	flags   *workloadFlags
+	builtin *builtin // the generated workload, or nil for a file
+	format  *format  // the file's format, or nil
 	cluster allocation.Cluster
 	options sim.Options
-	flags   *workloadFlags
-	// For a Pollux workload: the jobs with their tuned configurations, for
-	// every policy but pollux, and the model of their speed.
-	tuned   []policy.Job
-	elastic *workload.Elastic
-	// For a Shockwave trace: the model of the adaptive jobs' speed, whose
-	// Adaptations every policy's run shares (see run).
-	adaptive *workload.Adaptive
+	first   *instance // the workload of the first seed and rate
 }
 
-// jobsFor returns the jobs policy name simulates.
-func (s *setup) jobsFor(name string) []policy.Job {
-	if s.tuned != nil && name != "pollux" {
-		return s.tuned
+func (s *setup) defaults() defaults {
+	if s.builtin != nil {
+		return s.builtin.defaults
 	}
-	return s.jobs
+	return s.format.defaults
 }
 
-// build checks the flags and builds the workload and cluster.
+// build checks the flags and builds the setup with its first workload.
 func (w *workloadFlags) build(cmd string) (*setup, error) {
-	var (
-		jobs, tuned []policy.Job
-		elastic     *workload.Elastic
-		err         error
-	)
-	switch {
-	case w.shockwave != "" || w.swThr != "":
-		if err := w.shockwaveDefaults(cmd); err != nil {
-			return nil, err
-		}
-	case w.pollux != "":
-		if jobs, tuned, elastic, err = w.readPollux(cmd); err != nil {
-			return nil, err
-		}
-	case w.tiresias != "":
-		if err := w.tiresiasDefaults(cmd); err != nil {
-			return nil, err
-		}
-	}
-	cluster, err := parseCluster(w.cluster)
+	s, err := w.resolve(cmd)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("%s: --cluster: %v", cmd, err)}
+		return nil, err
 	}
-	window, err := parseWindow(w.window)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("%s: --window: %v", cmd, err)}
+	if err := w.settings(cmd, s); err != nil {
+		return nil, err
 	}
-	if w.round <= 0 || w.recompute < 0 || w.restart < 0 {
-		return nil, usageError{fmt.Errorf("%s: --round must be positive, --recompute and --restart not negative", cmd)}
+	if s.first, err = s.load(w.seed, w.rate); err != nil {
+		return nil, usageError{fmt.Errorf("%s: %v", cmd, err)}
 	}
-	var adaptive *workload.Adaptive
-	switch {
-	case w.shockwave != "":
-		if jobs, adaptive, err = w.readShockwave(cmd, cluster); err != nil {
-			return nil, err
-		}
-	case w.pollux != "": // read first, for its defaults
-	case w.tiresias != "":
-		if jobs, err = w.readTiresias(cmd, cluster); err != nil {
-			return nil, err
-		}
-	case w.traces != "":
-		return nil, usageError{fmt.Errorf("%s: --pollux-traces needs --pollux-workload", cmd)}
-	case w.trace != "":
-		if jobs, err = w.readTrace(cmd); err != nil {
-			return nil, err
-		}
-	default:
-		if w.jobs <= 0 {
-			return nil, usageError{fmt.Errorf("%s: --jobs: %d is not positive", cmd, w.jobs)}
-		}
-		jobs, err = workload.Generator{Seed: w.seed, Jobs: w.jobs, Rate: w.rate, MultiGPU: w.multiGPU, Priorities: w.priorities}.Generate()
-		if err != nil {
-			return nil, usageError{fmt.Errorf("%s: %v", cmd, err)}
-		}
+	n, window := len(s.first.jobs), s.options.Window
+	if n == 0 {
+		return nil, usageError{fmt.Errorf("%s: --workload: %s holds no jobs", cmd, w.workload)}
 	}
-	if window.End > len(jobs) || (window.End == 0 && window.Start >= len(jobs)) {
-		return nil, usageError{fmt.Errorf("%s: --window: %s is outside the %d jobs of the workload", cmd, w.window, len(jobs))}
+	if window.End > n || (window.End == 0 && window.Start >= n) {
+		return nil, usageError{fmt.Errorf("%s: --window: %s is outside the %d jobs of the workload", cmd, w.window, n)}
 	}
-	return &setup{jobs: jobs, cluster: cluster, flags: w, tuned: tuned, elastic: elastic, adaptive: adaptive,
-		options: sim.Options{Window: window, GPUs: cluster.TotalGPUs()}}, nil
+	return s, nil
 }
 
-// readPollux reads the --pollux-workload file twice, as elastic and as tuned
-// jobs, and sets the flags' Pollux defaults: a 64-GPU T4 cluster of 4-GPU
-// servers, 60 s rounds and 30 s restarts, unless given.
-func (w *workloadFlags) readPollux(cmd string) (jobs, tuned []policy.Job, model *workload.Elastic, err error) {
-	set := map[string]bool{}
-	w.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for _, f := range []string{"trace", "jobs", "rate", "seed", "multi-gpu", "priorities"} {
-		if set[f] {
-			return nil, nil, nil, usageError{fmt.Errorf("%s: --%s cannot be used with --pollux-workload", cmd, f)}
-		}
+// resolve finds what --workload names, checks that every workload-specific
+// flag given is one it reads, and applies its defaults.
+func (w *workloadFlags) resolve(cmd string) (*setup, error) {
+	s := &setup{flags: w, builtin: findBuiltin(w.workload)}
+	var err error
+	switch {
+	case s.builtin == nil:
+		s.format, err = w.fileFormat()
+	case w.format != "":
+		err = fmt.Errorf("--format applies to workload files, not to the built-in workload %s", w.workload)
 	}
-	apps := workload.SyntheticApps()
-	if w.traces != "" {
-		if apps, err = workload.LoadApps(w.traces); err != nil {
-			return nil, nil, nil, usageError{fmt.Errorf("%s: --pollux-traces: %v", cmd, err)}
-		}
+	if err == nil {
+		err = w.checkTakes(s)
 	}
-	if jobs, model, err = workload.ReadPolluxWorkloadFile(w.pollux, apps, workload.WorkloadOptions{}); err != nil {
-		return nil, nil, nil, usageError{fmt.Errorf("%s: %v", cmd, err)}
-	}
-	if tuned, _, err = workload.ReadPolluxWorkloadFile(w.pollux, apps, workload.WorkloadOptions{Tuned: true}); err != nil {
-		return nil, nil, nil, usageError{fmt.Errorf("%s: %v", cmd, err)}
-	}
-	model.Prepare(jobs)
-	model.Prepare(tuned)
-	if !set["cluster"] {
-		w.cluster = string(workload.PolluxGPU) + "=64"
-	}
-	if !set["round"] {
-		w.round = time.Minute
-	}
-	if !set["restart"] {
-		w.restart = 30 * time.Second
-	}
-	return jobs, tuned, model, nil
-}
-
-// readTrace reads the --trace file (workload.ReadTrace's JSON lines); the
-// generator's flags cannot be combined with it.
-func (w *workloadFlags) readTrace(cmd string) ([]policy.Job, error) {
-	var clash string
-	w.fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "jobs", "rate", "seed", "multi-gpu", "priorities":
-			clash = f.Name
-		}
-	})
-	if clash != "" {
-		return nil, usageError{fmt.Errorf("%s: --%s generates a workload and cannot be used with --trace", cmd, clash)}
-	}
-	f, err := os.Open(w.trace)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("%s: --trace: %v", cmd, err)}
-	}
-	defer f.Close()
-	jobs, err := workload.ReadTrace(f, w.trace)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("%s: %v", cmd, err)}
 	}
-	if len(jobs) == 0 {
-		return nil, usageError{fmt.Errorf("%s: --trace: %s holds no jobs", cmd, w.trace)}
-	}
-	return jobs, nil
+	w.applyDefaults(s.defaults())
+	return s, nil
 }
 
-// tiresiasDefaults checks that --tiresias-trace comes with no other
-// workload flag, turns on --events and sets the default cluster.
-func (w *workloadFlags) tiresiasDefaults(cmd string) error {
-	set := map[string]bool{}
-	w.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for _, f := range []string{"pollux-workload", "pollux-traces", "shockwave-trace", "shockwave-throughputs", "trace", "jobs", "rate", "seed", "multi-gpu", "priorities"} {
-		if set[f] {
-			return usageError{fmt.Errorf("%s: --%s cannot be used with --tiresias-trace", cmd, f)}
+// fileFormat returns the format of the --workload file: --format's, or
+// the one its content shows.
+func (w *workloadFlags) fileFormat() (*format, error) {
+	if _, err := os.Stat(w.workload); err != nil {
+		return nil, fmt.Errorf("--workload: %q is neither a built-in workload (%s) nor a file: %v", w.workload, builtinNames(), err)
+	}
+	if w.format == "" {
+		f, err := detectFormat(w.workload)
+		if err != nil {
+			return nil, fmt.Errorf("--workload: %v", err)
+		}
+		return f, nil
+	}
+	if f := findFormat(w.format); f != nil {
+		return f, nil
+	}
+	return nil, fmt.Errorf("--format: %q is not one of %s", w.format, formatNames())
+}
+
+// checkTakes reports a workload-specific flag that the workload does not
+// read, rather than ignore it.
+func (w *workloadFlags) checkTakes(s *setup) error {
+	for _, f := range workloadOnly {
+		switch {
+		case !w.isSet(f):
+		case s.builtin != nil && !slices.Contains(s.builtin.takes, f):
+			return fmt.Errorf("--%s does not apply to the built-in workload %s", f, s.builtin.name)
+		case s.builtin != nil || slices.Contains(s.format.takes, f):
+		case slices.Contains(generatorFlags, f):
+			return fmt.Errorf("--%s applies to generated workloads only, not to the file %s", f, w.workload)
+		default:
+			return fmt.Errorf("--%s does not apply to the file %s (%s format)", f, w.workload, s.format.name)
 		}
 	}
-	if !set["cluster"] {
-		w.cluster = "v100=64"
-	}
-	w.events = true
 	return nil
 }
 
-// readTiresias reads the --tiresias-trace file, giving every job speed 1 on
-// each type of the cluster (the trace gives run times, not throughputs).
-func (w *workloadFlags) readTiresias(cmd string, cluster allocation.Cluster) ([]policy.Job, error) {
-	f, err := os.Open(w.tiresias)
+// settings reads the cluster, window, times and sweep flags into s.
+func (w *workloadFlags) settings(cmd string, s *setup) error {
+	var err error
+	if s.cluster, err = parseCluster(w.cluster); err != nil {
+		return usageError{fmt.Errorf("%s: --cluster: %v", cmd, err)}
+	}
+	window, err := parseWindow(w.window)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("%s: --tiresias-trace: %v", cmd, err)}
+		return usageError{fmt.Errorf("%s: --window: %v", cmd, err)}
 	}
-	defer f.Close()
-	jobs, err := workload.ReadTiresiasTrace(f, w.tiresias, cluster.Types()...)
+	s.options = sim.Options{Window: window, GPUs: s.cluster.TotalGPUs()}
+	switch {
+	case w.round <= 0 || w.recompute < 0 || w.restart < 0:
+		return usageError{fmt.Errorf("%s: --round must be positive, --recompute and --restart not negative", cmd)}
+	case s.builtin != nil && w.jobs <= 0:
+		return usageError{fmt.Errorf("%s: --jobs: %d is not positive", cmd, w.jobs)}
+	}
+	return w.sweep(cmd, s.builtin != nil)
+}
+
+// sweep checks --seeds and --rates, which only a generated workload can
+// vary, and sets rates: the --rates list, or --rate alone.
+func (w *workloadFlags) sweep(cmd string, generated bool) error {
+	switch {
+	case w.seeds < 1:
+		return usageError{fmt.Errorf("%s: --seeds: %d is not positive", cmd, w.seeds)}
+	case !generated && w.seeds > 1:
+		return usageError{fmt.Errorf("%s: --seeds applies to generated workloads only, not to the file %s", cmd, w.workload)}
+	case !generated && w.rateList != "":
+		return usageError{fmt.Errorf("%s: --rates applies to generated workloads only, not to the file %s", cmd, w.workload)}
+	case w.rateList != "" && w.isSet("rate"):
+		return usageError{fmt.Errorf("%s: give --rate or --rates, not both", cmd)}
+	}
+	w.rates = []float64{w.rate}
+	if w.rateList == "" {
+		return nil
+	}
+	rates, err := parseRates(w.rateList)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("%s: %v", cmd, err)}
+		return usageError{fmt.Errorf("%s: --rates: %v", cmd, err)}
 	}
-	if len(jobs) == 0 {
-		return nil, usageError{fmt.Errorf("%s: --tiresias-trace: %s holds no jobs", cmd, w.tiresias)}
+	w.rates, w.rate = rates, rates[0]
+	return nil
+}
+
+// parseRates reads comma-separated distinct rates, finite and not negative.
+func parseRates(spec string) ([]float64, error) {
+	var rates []float64
+	for _, f := range strings.Split(spec, ",") {
+		r, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		switch {
+		case err != nil || r < 0 || math.IsInf(r, 0) || math.IsNaN(r):
+			return nil, fmt.Errorf("%q is not a rate in jobs per hour", f)
+		case slices.Contains(rates, r):
+			return nil, fmt.Errorf("%g listed twice", r)
+		}
+		rates = append(rates, r)
 	}
-	return jobs, nil
+	return rates, nil
+}
+
+// load returns the workload of one seed and rate: drawn afresh for a
+// built-in workload, or the file's, the same for all.
+func (s *setup) load(seed uint64, rate float64) (*instance, error) {
+	w := s.flags
+	switch {
+	case s.first != nil && (s.builtin == nil || seed == w.seed && rate == w.rate):
+		return s.first, nil
+	case s.builtin == nil:
+		return s.format.read(w, s.cluster)
+	}
+	return s.builtin.build(draw{seed: seed, jobs: w.jobs, rate: rate, cluster: s.cluster, flags: w})
 }
 
 // describe is the one-line description of the setup printed before results.
 func (s *setup) describe() string {
 	w := s.flags
 	var b strings.Builder
-	switch {
-	case w.shockwave != "":
-		fmt.Fprintf(&b, "workload: %d Shockwave jobs from %s (throughputs from %s; adaptive batch sizes for all policies)", len(s.jobs), w.shockwave, w.swThr)
-	case w.pollux != "":
-		models := "synthetic models"
-		if w.traces != "" {
-			models = "models from " + w.traces
-		}
-		fmt.Fprintf(&b, "workload: %d Pollux jobs from %s (%s; tuned configurations for all but pollux)", len(s.jobs), w.pollux, models)
-	case w.trace != "":
-		fmt.Fprintf(&b, "workload: %d jobs from %s", len(s.jobs), w.trace)
-	case w.tiresias != "":
-		fmt.Fprintf(&b, "workload: %d Tiresias jobs from %s", len(s.jobs), w.tiresias)
-	default:
-		kind := "single-GPU"
-		if w.multiGPU {
-			kind = "multi-GPU"
-		}
-		if w.priorities {
-			kind += ", weighted"
-		}
-		fmt.Fprintf(&b, "workload: %d generated %s jobs (seed %d, %g jobs/h)", len(s.jobs), kind, w.seed, w.rate)
-	}
-	fmt.Fprintf(&b, "; cluster: %s (%d GPUs, %d-GPU servers)", w.cluster, s.cluster.TotalGPUs(), serverGPUs)
+	b.WriteString(s.describeWorkload())
+	fmt.Fprintf(&b, "; cluster: %s", clusterShape(s.cluster))
 	fmt.Fprintf(&b, "; round %v", w.round)
 	if w.recompute > 0 {
 		fmt.Fprintf(&b, ", recompute %v", w.recompute)
 	}
 	if w.restart > 0 {
 		fmt.Fprintf(&b, ", restart %v", w.restart)
+	}
+	if s.defaults().reallocate && w.restart > 0 {
+		b.WriteString(" (also on resizes)")
 	}
 	if w.events {
 		b.WriteString(", event-driven")
@@ -339,26 +371,57 @@ func (s *setup) describe() string {
 	return b.String()
 }
 
-// run returns a simulation of the setup under policy p, registered as
-// name, and the jobs it simulates. For a Shockwave trace the jobs are a
-// fresh copy, prepared by a fresh Adaptive (sharing the read-only
-// Adaptations), so that no two policies' runs share a job or a cache.
-func (s *setup) run(name string, p policy.Policy, progress func(finished, total int)) (*sim.Simulation, []policy.Job, error) {
-	sm := &sim.Simulation{Cluster: s.cluster, Policy: p, Round: s.flags.round,
-		Recompute: s.flags.recompute, Restart: s.flags.restart, Events: s.flags.events, Progress: progress}
-	if s.elastic != nil {
-		sm.Speed, sm.Observe, sm.Reallocate = s.elastic.Speed, s.elastic.Observe, s.flags.restart
-	}
-	jobs := s.jobsFor(name)
-	if s.adaptive != nil {
-		model := &workload.Adaptive{Jobs: s.adaptive.Jobs, Round: s.flags.round}
-		jobs = cloneJobs(jobs)
-		if err := model.Prepare(jobs); err != nil {
-			return nil, nil, err
+// describeWorkload says where the jobs come from.
+func (s *setup) describeWorkload() string {
+	w, n := s.flags, len(s.first.jobs)
+	if f := s.format; f != nil {
+		desc := fmt.Sprintf("workload: %d %s jobs from %s", n, f.label, w.workload)
+		desc = strings.Replace(desc, "  ", " ", 1) // no label
+		switch f.name {
+		case "pollux":
+			models := "synthetic models"
+			if w.models != "" {
+				models = "models from " + w.models
+			}
+			desc += " (" + models + "; tuned configurations for policies that do not choose batch sizes)"
+		case "shockwave":
+			desc += " (throughputs from " + w.throughputs + "; adaptive batch sizes for all policies)"
 		}
-		sm.Speed, sm.Observe, sm.Exclusive = model.Speed, model.Observe, model.Exclusive
+		return desc
 	}
-	return sm, jobs, nil
+	kind := "single-GPU"
+	if w.multiGPU {
+		kind = "multi-GPU"
+	}
+	if w.priorities {
+		kind += ", weighted"
+	}
+	seeds := fmt.Sprintf("seed %d", w.seed)
+	if w.seeds > 1 {
+		seeds = fmt.Sprintf("seeds %d–%d", w.seed, w.seed+uint64(w.seeds)-1)
+	}
+	var rates []string
+	for _, r := range w.rates {
+		rates = append(rates, strconv.FormatFloat(r, 'g', -1, 64))
+	}
+	return fmt.Sprintf("workload: %d generated %s jobs (%s; %s; %s jobs/h)", n, s.builtin.name, kind, seeds, strings.Join(rates, ", "))
+}
+
+// run returns a simulation of workload in under policy p and the jobs it
+// simulates, with the workload's model of job speed attached.
+func (s *setup) run(p policy.Policy, in *instance, progress func(finished, total int)) (*sim.Simulation, []policy.Job, error) {
+	w := s.flags
+	sm := &sim.Simulation{Cluster: s.cluster, Policy: p, Round: w.round,
+		Recompute: w.recompute, Restart: w.restart, Events: w.events, Progress: progress}
+	if s.defaults().reallocate {
+		sm.Reallocate = w.restart
+	}
+	jobs := in.jobsFor(p)
+	if in.attach == nil {
+		return sm, jobs, nil
+	}
+	jobs, err := in.attach(sm, jobs)
+	return sm, jobs, err
 }
 
 // runError adds a hint to a simulation that failed because the pure-Go LP
@@ -368,42 +431,6 @@ func runError(name string, err error) error {
 		return fmt.Errorf("%s: %w; this build has only the pure-Go LP engine (about 150 jobs at once): build with -tags clp (CLP through cgo), or use fewer --jobs or a lower --rate", name, err)
 	}
 	return fmt.Errorf("%s: %w", name, err)
-}
-
-// parseCluster reads TYPE=GPUS,… into servers of serverGPUs GPUs each (the
-// last server of a type takes the remainder), named TYPE-0, TYPE-1, ….
-func parseCluster(spec string) (allocation.Cluster, error) {
-	var c allocation.Cluster
-	seen := make(map[string]bool)
-	if strings.TrimSpace(spec) == "" {
-		return c, errors.New("empty; want TYPE=GPUS,… such as v100=36,p100=36,k80=36")
-	}
-	for _, part := range strings.Split(spec, ",") {
-		typ, n, ok := strings.Cut(strings.TrimSpace(part), "=")
-		typ = strings.TrimSpace(typ)
-		if !ok || typ == "" {
-			return c, fmt.Errorf("%q: want TYPE=GPUS, such as v100=36", part)
-		}
-		if seen[typ] {
-			return c, fmt.Errorf("type %q listed twice", typ)
-		}
-		seen[typ] = true
-		gpus, err := strconv.Atoi(strings.TrimSpace(n))
-		if err != nil || gpus <= 0 || gpus > 1<<20 {
-			return c, fmt.Errorf("%q: GPU count %q is not a positive integer", part, n)
-		}
-		for i := 0; gpus > 0; i++ {
-			g := min(gpus, serverGPUs)
-			c.Servers = append(c.Servers, allocation.Server{
-				ID: fmt.Sprintf("%s-%d", typ, i), Accelerator: allocation.Accelerator(typ), GPUs: g,
-			})
-			gpus -= g
-		}
-	}
-	if err := c.Validate(); err != nil {
-		return c, err
-	}
-	return c, nil
 }
 
 // parseWindow reads START:END (END may be empty, meaning the end of the
@@ -474,11 +501,11 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		progress func(int, int)
 		res      *sim.Result
 	)
-	bar := newBar(stderr, w.progress, len(s.jobs), *name)
+	bar := newBar(stderr, w.progress, len(s.first.jobs), *name)
 	if bar != nil {
 		progress = func(done, _ int) { _ = bar.Set(done) }
 	}
-	sm, jobs, err := s.run(*name, p, progress)
+	sm, jobs, err := s.run(p, s.first, progress)
 	if err == nil {
 		res, err = sm.Run(ctx, jobs)
 	}
@@ -488,33 +515,38 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return runError(*name, err)
 	}
-	sum, err := sim.Summarize(res.Jobs, res.Rounds, s.options)
+	sum, err := res.Summary(s.options)
 	if err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
 	fmt.Fprintln(stdout, s.describe())
-	if err := printSummary(stdout, *name, sum); err != nil {
+	notes := factNotes(p, s.present([]*instance{s.first}))
+	if err := printSummary(stdout, *name, sum, notes); err != nil {
 		return err
 	}
 	if w.out == "" {
 		return nil
 	}
-	if err := os.MkdirAll(w.out, 0o755); err != nil {
-		return err
-	}
-	if err := writeJSON(filepath.Join(w.out, "summary.json"), sum); err != nil {
-		return err
-	}
-	return res.WriteFiles(w.out) // jobs.csv, rounds.csv, result.json, times in seconds
+	return writeSimulation(w.out, sum, res)
 }
 
-// printSummary prints a summary as an aligned two-column table.
-func printSummary(out io.Writer, name string, s sim.Summary) error {
+// writeSimulation writes summary.json and the result's jobs.csv,
+// rounds.csv and result.json (times in seconds) into dir.
+func writeSimulation(dir string, sum sim.Summary, res *sim.Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := writeJSON(filepath.Join(dir, "summary.json"), sum); err != nil {
+		return err
+	}
+	return res.WriteFiles(dir)
+}
+
+// printSummary prints a summary as an aligned two-column table, with the
+// notes on what the policy ignores of the workload or lacks.
+func printSummary(out io.Writer, name string, s sim.Summary, notes []string) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	rows := []struct {
-		k string
-		v string
-	}{
+	rows := []struct{ k, v string }{
 		{"policy", name},
 		{"jobs measured", fmt.Sprintf("%d of %d (%d finished, %d unfinished, %d never ran, %d left out by the policy)", s.Jobs, s.TraceJobs, s.Finished, s.Unfinished, s.NeverRan, s.Unscheduled)},
 		{"GPUs", strconv.Itoa(s.GPUs)},
@@ -532,6 +564,10 @@ func printSummary(out io.Writer, name string, s sim.Summary) error {
 		{"mean time to first run", hours(s.MeanTimeToFirstRun)},
 		{"preemptions per job", fmt.Sprintf("%.2f", s.PreemptionsPerJob)},
 		{"migrations per job", fmt.Sprintf("%.2f", s.MigrationsPerJob)},
+		{"decision latency", fmt.Sprintf("p50 %.3f ms, p99 %.3f ms", 1000*s.DecisionP50, 1000*s.DecisionP99)},
+	}
+	for _, n := range notes {
+		rows = append(rows, struct{ k, v string }{"notes", n})
 	}
 	for _, r := range rows {
 		fmt.Fprintf(w, "%s\t%s\n", r.k, r.v)

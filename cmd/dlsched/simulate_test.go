@@ -2,17 +2,19 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/dlsched/dlsched/workload"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/sim"
 )
 
-// tiny is a small contended workload that simulates in well under a second.
-var tiny = []string{"--jobs", "20", "--rate", "8", "--seed", "1", "--cluster", "v100=4,p100=4,k80=4"}
+// tiny is a small contended workload that simulates in well under a second,
+// of the gavel workload whatever the default.
+var tiny = []string{"--workload", "gavel", "--jobs", "20", "--rate", "8", "--seed", "1", "--cluster", "v100=4,p100=4,k80=4"}
 
 func TestSimulatePrintsSummary(t *testing.T) {
 	code, out, errOut := runCLI(t, "", append([]string{"simulate", "--policy", "gavel.las"}, tiny...)...)
@@ -22,7 +24,8 @@ func TestSimulatePrintsSummary(t *testing.T) {
 	if !strings.HasPrefix(out, "workload: 20 generated") {
 		t.Errorf("output does not start with the setup line:\n%s", out)
 	}
-	for _, want := range []string{"policy", "gavel.las", "avg JCT", "p99 JCT", "makespan", "worst FTF", "utilization", "20 of 20 (20 finished"} {
+	for _, want := range []string{"policy", "gavel.las", "avg JCT", "p99 JCT", "makespan", "worst FTF", "utilization", "20 of 20 (20 finished",
+		"decision latency ", " ms, p99 "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
@@ -86,6 +89,9 @@ func TestSimulateCompareErrors(t *testing.T) {
 		{"bad round", []string{"simulate", "--round", "0s"}, "--round"},
 		{"extra argument", []string{"simulate", "extra"}, "extra"},
 		{"no jobs", []string{"compare", "--jobs", "0"}, "--jobs"},
+		{"unknown workload", []string{"simulate", "--workload", "nope"}, `"nope" is neither a built-in workload`},
+		{"bad cluster part", []string{"simulate", "--cluster", "v100=8/4:48x"}, `"48x"`},
+		{"missing cluster file", []string{"compare", "--cluster", "missing.json"}, "missing.json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, "", tc.args...)
@@ -103,17 +109,95 @@ func TestSimulateCompareErrors(t *testing.T) {
 }
 
 func TestParseCluster(t *testing.T) {
-	c, err := parseCluster("v100=10, k80=4")
-	if err != nil {
-		t.Fatal(err)
+	for spec, want := range map[string]string{
+		"v100=10, k80=4":           "v100-0:v100:4 v100-1:v100:4 v100-2:v100:2 k80-0:k80:4",
+		"v100=16/8:48c:500g,k80=2": "v100-0:v100:8:48c:500g v100-1:v100:8:48c:500g k80-0:k80:2",
+		"a100=8/8:1024g":           "a100-0:a100:8:1024g",
+		"t4=6/3:12.5c":             "t4-0:t4:3:12.5c t4-1:t4:3:12.5c",
+		"v100=2/8":                 "v100-0:v100:2",
+		"v100=8/4:500G:24C":        "v100-0:v100:4:24c:500g v100-1:v100:4:24c:500g",
+	} {
+		c, err := parseCluster(spec)
+		if err != nil {
+			t.Errorf("%q: %v", spec, err)
+			continue
+		}
+		if got := servers(c); got != want {
+			t.Errorf("%q: servers %s, want %s", spec, got, want)
+		}
 	}
-	var got []string
+	for spec, want := range map[string]string{
+		"":                    "empty",
+		"v100":                `"v100": want TYPE=GPUS`,
+		"=4":                  `"=4": want TYPE=GPUS`,
+		"v100=0":              `GPU count "0"`,
+		"v100=x/4":            `GPU count "x"`,
+		"v100=8/0":            `GPUs per server "0"`,
+		"v100=8/4:48":         `"48": want CPU cores`,
+		"v100=8/4:48c:32c":    `"32c": want one positive count`,
+		"v100=8/4:-1g":        `"-1g": want one positive count`,
+		"v100=8/4:":           `"": want CPU cores`,
+		"v100=10/4:48c":       "10 GPUs do not fill servers of 4",
+		"v100=4,k80=4,v100=4": `type "v100" listed twice`,
+	} {
+		_, err := parseCluster(spec)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want one saying %q", spec, err, want)
+		}
+	}
+}
+
+// servers lists a cluster's servers as ID:TYPE:GPUS[:CPUSc][:MEMg].
+func servers(c allocation.Cluster) string {
+	var out []string
 	for _, s := range c.Servers {
-		got = append(got, s.ID+":"+string(s.Accelerator)+":"+string(rune('0'+s.GPUs)))
+		x := fmt.Sprintf("%s:%s:%d", s.ID, s.Accelerator, s.GPUs)
+		if s.CPUs > 0 {
+			x += fmt.Sprintf(":%gc", s.CPUs)
+		}
+		if s.MemoryGB > 0 {
+			x += fmt.Sprintf(":%gg", s.MemoryGB)
+		}
+		out = append(out, x)
 	}
-	want := "v100-0:v100:4 v100-1:v100:4 v100-2:v100:2 k80-0:k80:4"
-	if strings.Join(got, " ") != want {
-		t.Errorf("servers %v, want %s", got, want)
+	return strings.Join(out, " ")
+}
+
+// --cluster can name a JSON file in a snapshot's cluster schema, which is
+// validated; the setup line describes its shape.
+func TestClusterFile(t *testing.T) {
+	dir := t.TempDir()
+	good := `{"servers": [{"id": "a", "accelerator": "v100", "gpus": 8, "cpus": 48, "memory_gb": 500},
+		{"id": "b", "accelerator": "k80", "gpus": 4}, {"id": "c", "accelerator": "v100", "gpus": 8, "cpus": 48, "memory_gb": 500},
+		{"id": "d", "accelerator": "v100", "gpus": 2}]}`
+	for name, content := range map[string]string{"good.json": good, "cluster": good} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := runCLI(t, "", "simulate", "--policy", "gavel.fifo", "--workload", "gavel", "--jobs", "10", "--cluster", path)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, errOut)
+		}
+		if want := "cluster: 22 GPUs: v100 2 × 8 GPUs, 48 cores, 500 GB + 1 × 2 GPUs; k80 1 × 4 GPUs;"; !strings.Contains(out, want) {
+			t.Errorf("%s: output lacks %q:\n%s", name, want, out)
+		}
+	}
+	for content, want := range map[string]string{
+		`{"servers": [{"id": "a", "accelerator": "v100", "gpus": 4, "ram": 1}]}`:                                     `unknown field "ram"`,
+		`{"servers": [{"id": "a", "accelerator": "v100", "gpus": 4}, {"id": "a", "accelerator": "k80", "gpus": 4}]}`: `server "a": id: duplicate`,
+		`{"servers": [{"id": "a", "accelerator": "v100", "gpus": 0}]}`:                                               "no GPUs",
+		`{"servers": []} {}`: "trailing data",
+		`{"servers": [`:      "unexpected EOF",
+	} {
+		path := filepath.Join(dir, "bad.json")
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errOut := runCLI(t, "", "simulate", "--cluster", path)
+		if code != 2 || !strings.Contains(errOut, "--cluster: "+path) || !strings.Contains(errOut, want) {
+			t.Errorf("%s: exit %d, stderr %q; want 2 naming the file and %q", content, code, errOut, want)
+		}
 	}
 }
 
@@ -134,39 +218,27 @@ func TestParseWindow(t *testing.T) {
 }
 
 func TestSimulateTrace(t *testing.T) {
-	jobs, err := workload.Generator{Seed: 1, Jobs: 20, Rate: 8}.Generate()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "trace.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := workload.WriteTrace(f, jobs); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := jsonTrace(t)
 	cluster := []string{"--cluster", "v100=4,p100=4,k80=4"}
-	code, fromTrace, errOut := runCLI(t, "", append([]string{"simulate", "--trace", path}, cluster...)...)
+	code, fromTrace, errOut := runCLI(t, "", append([]string{"simulate", "--workload", path}, cluster...)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	_, generated, _ := runCLI(t, "", append([]string{"simulate"}, tiny...)...)
 	_, a, _ := strings.Cut(fromTrace, "\n")
 	_, b, _ := strings.Cut(generated, "\n")
-	if !strings.HasPrefix(fromTrace, "workload: 20 jobs from ") || a != b {
+	if !strings.HasPrefix(fromTrace, "workload: 20 jobs from ") || withoutLatency(a) != withoutLatency(b) {
 		t.Errorf("the trace of the generated workload simulates differently:\n%s\n%s", fromTrace, generated)
 	}
+}
 
-	for _, args := range [][]string{
-		{"simulate", "--trace", path, "--jobs", "5"},
-		{"compare", "--trace", filepath.Join(t.TempDir(), "missing.jsonl")},
-	} {
-		if code, _, errOut := runCLI(t, "", args...); code != 2 || strings.Count(errOut, "\n") != 1 {
-			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", args, code, errOut)
+// withoutLatency drops simulate's decision latency line: wall-clock times.
+func withoutLatency(summary string) string {
+	var keep []string
+	for _, l := range strings.Split(summary, "\n") {
+		if !strings.HasPrefix(l, "decision latency") {
+			keep = append(keep, l)
 		}
 	}
+	return strings.Join(keep, "\n")
 }

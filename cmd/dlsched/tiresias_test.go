@@ -16,7 +16,7 @@ func TestCompareTiresiasTrace(t *testing.T) {
 		"0,4,0,1,resnet50,3000,900\n1,4,900,1,resnet50,2000,0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := runCLI(t, "", "compare", "--policies", "tiresias.las,baseline.fifo", "--tiresias-trace", trace, "--cluster", "v100=4")
+	code, out, errOut := runCLI(t, "", "compare", "--policies", "tiresias.las,baseline.fifo", "--workload", trace, "--cluster", "v100=4")
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -24,24 +24,19 @@ func TestCompareTiresiasTrace(t *testing.T) {
 	if len(lines) != 4 || !strings.HasPrefix(lines[0], "workload: 2 Tiresias jobs from ") || !strings.Contains(lines[0], "event-driven") {
 		t.Fatalf("want an event-driven setup line, a header and 2 rows:\n%s", out)
 	}
-	for i, want := range []string{"tiresias.las ", "baseline.fifo "} {
-		if !strings.HasPrefix(lines[2+i], want) {
-			t.Errorf("row %q: want %s", lines[2+i], want)
+	// Ranked by average JCT: FIFO first.
+	for i, want := range []string{"baseline.fifo 0.99 ", "tiresias.las 1.24 "} {
+		if got := strings.Join(strings.Fields(lines[2+i]), " "); !strings.HasPrefix(got, want) {
+			t.Errorf("row %q: want %s h average JCT", lines[2+i], want)
 		}
 	}
-	if f := strings.Fields(lines[2]); f[2] != "1.24" {
-		t.Errorf("tiresias.las average JCT %s h, want 1.24", f[2])
-	}
-	if f := strings.Fields(lines[3]); f[2] != "0.99" {
-		t.Errorf("baseline.fifo average JCT %s h, want 0.99", f[2])
-	}
 
-	code, _, errOut = runCLI(t, "", "simulate", "--tiresias-trace", trace, "--jobs", "3")
-	if code != 2 || !strings.Contains(errOut, "--jobs cannot be used with --tiresias-trace") {
-		t.Errorf("--jobs with --tiresias-trace: exit %d, stderr %q", code, errOut)
+	code, _, errOut = runCLI(t, "", "simulate", "--workload", trace, "--jobs", "3")
+	if code != 2 || !strings.Contains(errOut, "--jobs applies to generated workloads only, not to the file "+trace) {
+		t.Errorf("--jobs with a Tiresias trace: exit %d, stderr %q", code, errOut)
 	}
-	code, _, errOut = runCLI(t, "", "simulate", "--tiresias-trace", trace+".missing")
-	if code != 2 || !strings.Contains(errOut, "--tiresias-trace") {
+	code, _, errOut = runCLI(t, "", "simulate", "--workload", trace+".missing")
+	if code != 2 || !strings.Contains(errOut, "--workload") {
 		t.Errorf("missing trace: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/policy"
+	"github.com/dlsched/dlsched/sim"
+	"github.com/dlsched/dlsched/workload"
+)
+
+// A workload is either built in, generated from --seed, --jobs and --rate,
+// or read from a file (formats.go). Both kinds give defaults and instances
+// of the same shape, so that running and comparing need not know which.
+
+// defaultWorkload is the built-in workload --workload names by default.
+const defaultWorkload = "gavel"
+
+// defaults are a workload's values for the flags the user leaves unset;
+// a zero field keeps the flag's own default.
+type defaults struct {
+	cluster        string        // --cluster; empty: defaultCluster
+	jobs           int           // --jobs
+	rate           float64       // --rate, jobs per hour
+	round, restart time.Duration // --round, --restart
+	events         bool          // --events
+	// reallocate also charges --restart when a running job's GPUs change
+	// (sim.Simulation.Reallocate), as Pollux does for its elastic jobs.
+	reallocate bool
+}
+
+// instance is one workload ready to simulate: its jobs and their physics.
+type instance struct {
+	jobs []policy.Job
+	// tuned, if set, replaces jobs for the policies that do not use elastic
+	// facts: the same jobs, each with a fixed configuration (Pollux's
+	// TunedJobs), since such a policy cannot choose one.
+	tuned []policy.Job
+	// attach, if set, plugs the workload's model of job speed into one run's
+	// simulation and returns the jobs that run simulates: a fresh copy when
+	// the model keeps state per job, so that no two runs share it.
+	attach func(sm *sim.Simulation, jobs []policy.Job) ([]policy.Job, error)
+}
+
+// jobsFor returns the jobs policy p simulates: the tuned ones (each
+// job's best fixed GPU count and batch size), if any, for every policy
+// that does not choose batch sizes itself.
+func (in *instance) jobsFor(p policy.Policy) []policy.Job {
+	if uses, _ := policy.FactsOf(p); in.tuned != nil && uses&policy.FactBatch == 0 {
+		return in.tuned
+	}
+	return in.jobs
+}
+
+// draw is what a built-in workload generates one instance from: the seed
+// and rate of the run, and the flags for anything else it reads.
+type draw struct {
+	seed    uint64
+	jobs    int
+	rate    float64 // jobs per hour
+	cluster allocation.Cluster
+	flags   *workloadFlags
+}
+
+// builtin is a workload --workload names. Adding one is one entry of
+// builtins and its build function.
+type builtin struct {
+	name, doc string
+	// takes lists the flags of workloadOnly it reads; giving another is
+	// an error.
+	takes    []string
+	defaults defaults
+	build    func(d draw) (*instance, error)
+}
+
+// generatorFlags are the flags that shape a generated workload.
+var generatorFlags = []string{"jobs", "rate", "seed", "multi-gpu", "priorities"}
+
+// workloadOnly are the flags that only some workloads read.
+var workloadOnly = append(slices.Clone(generatorFlags), "models", "throughputs")
+
+// builtins are the generated workloads.
+var builtins = []builtin{
+	{
+		name:     "gavel",
+		doc:      "Gavel's generator: Philly-like durations over Gavel's job types and throughputs, Poisson arrivals",
+		takes:    generatorFlags,
+		defaults: defaults{cluster: defaultCluster},
+		build:    buildGavel,
+	},
+	{
+		name:     "synergy",
+		doc:      "Synergy's generator: image, language and speech jobs whose speed depends on their CPU cores and memory",
+		takes:    []string{"jobs", "rate", "seed", "multi-gpu"},
+		defaults: defaults{cluster: synergyCluster, rate: synergyRate, round: workload.SynergyRound},
+		build:    buildSynergy,
+	},
+}
+
+// Synergy's simulated cluster (OSDI'22): 16 servers of 8 V100s, 24 cores
+// and 500 GB; and its generator's default load.
+const (
+	synergyCluster = "v100=128/8:24c:500g"
+	synergyRate    = 9.0
+)
+
+func findBuiltin(name string) *builtin {
+	return byName(builtins, name, func(b builtin) string { return b.name })
+}
+
+func builtinNames() string { return nameList(builtins, func(b builtin) string { return b.name }) }
+
+func buildGavel(d draw) (*instance, error) {
+	g := workload.Generator{Seed: d.seed, Jobs: d.jobs, Rate: d.rate,
+		MultiGPU: d.flags.multiGPU, Priorities: d.flags.priorities}
+	jobs, err := g.Generate()
+	onCluster(jobs, d.cluster)
+	return &instance{jobs: jobs}, err
+}
+
+// onCluster drops the throughputs on types the cluster lacks, which a
+// policy would reject the job for, so that a generated workload runs on
+// any cluster with one of its types.
+func onCluster(jobs []policy.Job, c allocation.Cluster) {
+	types := c.Types()
+	for i := range jobs {
+		maps.DeleteFunc(jobs[i].Throughput, func(a allocation.Accelerator, _ float64) bool { return !slices.Contains(types, a) })
+	}
+}
+
+// buildSynergy draws Synergy's jobs for the cluster's V100s, or for its
+// only type if it has no V100, and runs them with Synergy's speed model.
+func buildSynergy(d draw) (*instance, error) {
+	acc, types := allocation.Accelerator("v100"), d.cluster.Types()
+	if !slices.Contains(types, acc) {
+		if len(types) != 1 {
+			return nil, fmt.Errorf("synergy: its jobs run on one GPU type, v100 or the cluster's only one; the cluster has %d types and no v100", len(types))
+		}
+		acc = types[0]
+	}
+	g := workload.SynergyGenerator{Seed: d.seed, Jobs: d.jobs, Rate: d.rate, MultiGPU: d.flags.multiGPU, Accelerator: acc}
+	jobs, err := g.Generate()
+	return &instance{jobs: jobs, attach: resources}, err
+}
+
+// resources runs Synergy's model: a job's speed depends on the CPU cores
+// and memory per GPU its grant gives it on the run's cluster.
+func resources(sm *sim.Simulation, jobs []policy.Job) ([]policy.Job, error) {
+	sm.Speed = workload.Resources{Cluster: sm.Cluster}.Speed
+	return jobs, nil
+}
