@@ -20,7 +20,7 @@ func exportSeconds(d time.Duration) string {
 func exportFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 // JobsCSVHeader is the header row WriteJobsCSV writes.
-var JobsCSVHeader = []string{"id", "tenant", "gpus", "arrival", "first_run", "ran", "finish", "finished", "jct", "exclusive", "active_jobs", "gpu_seconds", "preemptions", "migrations"}
+var JobsCSVHeader = []string{"id", "tenant", "gpus", "arrival", "first_run", "ran", "finish", "finished", "jct", "exclusive", "active_jobs", "gpu_seconds", "preemptions", "migrations", "unscheduled"}
 
 // RoundsCSVHeader is the header row WriteRoundsCSV writes.
 var RoundsCSVHeader = []string{"start", "length", "active", "running", "busy_gpus", "gpus"}
@@ -29,7 +29,8 @@ var RoundsCSVHeader = []string{"start", "length", "active", "running", "busy_gpu
 // row per record in the order given. Times (arrival, first_run, finish,
 // jct = finish − arrival, exclusive) are in seconds; first_run is empty if
 // the job never ran, finish and jct are empty if it did not finish; ran and
-// finished are "true" or "false".
+// finished are "true" or "false"; unscheduled is the reason the policy left
+// the job out, if it did.
 func WriteJobsCSV(w io.Writer, jobs []JobRecord) error {
 	cw := csv.NewWriter(w)
 	cw.Write(JobsCSVHeader)
@@ -46,7 +47,7 @@ func WriteJobsCSV(w io.Writer, jobs []JobRecord) error {
 			exportSeconds(j.Arrival), firstRun, strconv.FormatBool(j.Ran),
 			finish, strconv.FormatBool(j.Finished), jct,
 			exportSeconds(j.Exclusive), exportFloat(j.ActiveJobs), exportFloat(j.GPUSeconds),
-			strconv.Itoa(j.Preemptions), strconv.Itoa(j.Migrations),
+			strconv.Itoa(j.Preemptions), strconv.Itoa(j.Migrations), j.Unscheduled,
 		})
 	}
 	cw.Flush()
@@ -83,6 +84,7 @@ type exportJob struct {
 	GPUSeconds  float64  `json:"gpu_seconds"`
 	Preemptions int      `json:"preemptions"`
 	Migrations  int      `json:"migrations"`
+	Unscheduled string   `json:"unscheduled,omitempty"`
 }
 
 // exportRound is a RoundRecord with times in seconds.
@@ -111,7 +113,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 			ID: j.ID, Tenant: j.Tenant, GPUs: j.GPUs,
 			Arrival: j.Arrival.Seconds(), Exclusive: j.Exclusive.Seconds(),
 			ActiveJobs: j.ActiveJobs, GPUSeconds: j.GPUSeconds,
-			Preemptions: j.Preemptions, Migrations: j.Migrations,
+			Preemptions: j.Preemptions, Migrations: j.Migrations, Unscheduled: j.Unscheduled,
 		}
 		if j.Ran {
 			e.FirstRun = sec(j.FirstRun)

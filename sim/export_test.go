@@ -25,9 +25,9 @@ func exportTestResult() *Result {
 	}
 }
 
-const exportWantJobsCSV = `id,tenant,gpus,arrival,first_run,ran,finish,finished,jct,exclusive,active_jobs,gpu_seconds,preemptions,migrations
-a,t1,2,0,360,true,1000.5,true,1000.5,600,1.5,1281,2,1
-"b,c",,1,90,,false,,false,,1800,2,0,0,0
+const exportWantJobsCSV = `id,tenant,gpus,arrival,first_run,ran,finish,finished,jct,exclusive,active_jobs,gpu_seconds,preemptions,migrations,unscheduled
+a,t1,2,0,360,true,1000.5,true,1000.5,600,1.5,1281,2,1,
+"b,c",,1,90,,false,,false,,1800,2,0,0,0,
 `
 
 const exportWantRoundsCSV = `start,length,active,running,busy_gpus,gpus
@@ -137,7 +137,7 @@ func TestExportEmpty(t *testing.T) {
 	if err := WriteJobsCSV(&jobs, nil); err != nil {
 		t.Fatal(err)
 	}
-	if want := exportWantJobsCSV[:len("id,tenant,gpus,arrival,first_run,ran,finish,finished,jct,exclusive,active_jobs,gpu_seconds,preemptions,migrations\n")]; jobs.String() != want {
+	if want := exportWantJobsCSV[:len("id,tenant,gpus,arrival,first_run,ran,finish,finished,jct,exclusive,active_jobs,gpu_seconds,preemptions,migrations,unscheduled\n")]; jobs.String() != want {
 		t.Errorf("empty jobs CSV %q, want %q", jobs.String(), want)
 	}
 }

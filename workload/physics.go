@@ -132,9 +132,9 @@ func (p *Physics) Observe(j *policy.Job, g allocation.Grant, run placement.Run, 
 	}
 	own := t.GPUs * t.perGPU(epoch)
 	f := t.scaling(t.GPUs, own, own, phi)
-	tp := make(map[allocation.Accelerator]float64, len(t.Base))
-	for typ, b := range t.Base {
-		tp[typ] = b * f
+	tp := make(map[allocation.Accelerator]float64, len(j.Throughput))
+	for typ := range j.Throughput { // the types the job is known on only
+		tp[typ] = t.Base[typ] * f
 	}
 	j.Throughput = tp
 }

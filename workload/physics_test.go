@@ -102,6 +102,11 @@ func TestPhysicsRegimes(t *testing.T) {
 	if got := j.Throughput["v100"]; math.Abs(got-200.0/3) > 1e-5 {
 		t.Errorf("observed throughput %v, want 66.67", got)
 	}
+	tr.Base["k80"] = 5 // a type the job was never told of stays unknown
+	p.Observe(j, allocation.Grant{GPUs: 1}, r, time.Minute)
+	if _, ok := j.Throughput["k80"]; ok || len(j.Throughput) != 1 {
+		t.Errorf("observed throughputs %v, want v100 only", j.Throughput)
+	}
 }
 
 // Two jobs sharing GPUs run at their measured co-location factors; a

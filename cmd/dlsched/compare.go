@@ -22,9 +22,8 @@ import (
 	"github.com/dlsched/dlsched/sim"
 )
 
-// defaultPolicies is compare's built-in set: least attained service with its
-// heterogeneity-agnostic twin, finish-time fairness and FIFO.
-const defaultPolicies = "gavel.las,gavel.las-agnostic,gavel.ftf,gavel.fifo"
+// defaultPolicies is compare's built-in set: every registered policy.
+const defaultPolicies = "all"
 
 // outcome is one policy's simulation of the first workload (first seed,
 // first rate), for the plots and summary.json.

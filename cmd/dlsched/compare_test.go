@@ -315,3 +315,43 @@ func TestMeanCI(t *testing.T) {
 		t.Errorf("t(60) = %v, want 2.000", q)
 	}
 }
+
+// The mixed workload runs every system's policy side by side, each with
+// values, and each row's notes follow from the facts: gavel.las ignores
+// the elastic and adaptive facts, pollux uses them, and synergy.tune lacks
+// nothing on the default cluster (it has cores and memory) but lacks
+// resources on a cluster without them.
+func TestCompareMixed(t *testing.T) {
+	dir := t.TempDir()
+	names := "gavel.las,tiresias.las,pollux,shockwave,themis,allox,gandiva,synergy.tune"
+	args := []string{"compare", "--policies", names, "--jobs", "16", "--rate", "8", "--seed", "3", "--out", dir}
+	if code, _, errOut := runCLI(t, "", args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r results
+	readJSON(t, filepath.Join(dir, "results.json"), &r)
+	notes := map[string]string{}
+	for _, row := range r.Rows {
+		if row.Error != "" || len(row.Values) != len(r.Columns) {
+			t.Errorf("%s: error %q, %d values", row.Policy, row.Error, len(row.Values))
+		}
+		notes[row.Policy] = strings.Join(row.Notes, "; ")
+	}
+	if len(r.Rows) != 8 {
+		t.Fatalf("%d rows, want 8", len(r.Rows))
+	}
+	for policy, want := range map[string]string{"gavel.las": "elastic, adaptive", "synergy.tune": "elastic, adaptive"} {
+		if !strings.Contains(notes[policy], want) {
+			t.Errorf("%s notes %q lack %q", policy, notes[policy], want)
+		}
+	}
+	for _, policy := range []string{"pollux", "synergy.tune"} {
+		if strings.Contains(notes[policy], "lacks") {
+			t.Errorf("%s notes %q: lacks nothing on the mixed workload", policy, notes[policy])
+		}
+	}
+	code, out, errOut := runCLI(t, "", "compare", "--policies", "synergy.tune", "--jobs", "12", "--cluster", "v100=16/8,k80=16/8")
+	if code != 0 || !strings.Contains(out, "lacks: resources") {
+		t.Errorf("without cores and memory: exit %d, %s%s", code, out, errOut)
+	}
+}

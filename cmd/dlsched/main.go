@@ -35,25 +35,31 @@
 //	                                       arrival rate (the table is for the
 //	                                       first) and prints avg JCT per rate
 //
-// With no flags, compare runs a built-in comparison of gavel.las,
-// gavel.las-agnostic, gavel.ftf and gavel.fifo on a contended generated
-// workload (400 single-GPU jobs, seed 0, 4 jobs/h, on v100=8,p100=8,k80=8;
-// 60 jobs in a build without CLP, whose pure-Go LP engine is limited to
-// about 150 jobs at once); the first line printed describes the setup.
+// With no flags, compare runs every registered policy on the mixed
+// workload: 160 jobs that carry every system's facts at once (seed 0,
+// 8 jobs/h, Philly's durations at a tenth) on 48 GPUs of three types in
+// 8-GPU servers with 24 cores and 500 GB each; the first line printed
+// describes the setup. The pure-Go LP engine of a build without CLP is
+// limited to about 150 jobs at once, which the LP policies may then exceed
+// (their rows say so).
 // CLP is compiled in with the clp build tag (go build -tags clp, which needs
 // cgo and the CLP library); the default build has only the pure-Go engine.
 //
 // The workload flags of simulate and compare are:
 //
-//	--workload NAME|FILE  a built-in generated workload (gavel, the default:
-//	                      Gavel's generator; synergy: Synergy's, with CPU- and
-//	                      memory-sensitive jobs on 8-GPU, 24-core, 500-GB
-//	                      servers), or a file whose format is detected from its
+//	--workload NAME|FILE  a built-in generated workload (mixed, the default:
+//	                      jobs with every system's facts and physics, see
+//	                      package workload; pollux, shockwave, tiresias: the
+//	                      same jobs with only that system's facts, on its
+//	                      kind of cluster; gavel: Gavel's generator; synergy:
+//	                      Synergy's, with CPU- and memory-sensitive jobs on
+//	                      8-GPU, 24-core, 500-GB servers), or a file whose
+//	                      format is detected from its
 //	                      first line: JSON lines (workload.ReadTrace), a Gavel
 //	                      trace (7 or 10 tab-separated fields), a Tiresias CSV
 //	                      (header job_id,num_gpu,...; implies --events), a
 //	                      Pollux workload CSV (header name,time,application,...:
-//	                      elastic jobs for policies that use elastic facts,
+//	                      elastic jobs for policies that choose batch sizes,
 //	                      their tuned configurations for the others) or a
 //	                      Shockwave trace (12 tab-separated fields: adaptive
 //	                      jobs, needs --throughputs). Each has its own default
@@ -63,6 +69,10 @@
 //	--jobs N --rate R --seed S [--multi-gpu] [--priorities]
 //	                      for a generated workload only: N jobs arriving at R
 //	                      per hour
+//	--burst B --duration-scale F
+//	                      for the mixed workloads: a diurnal cycle of the
+//	                      arrival rate, rate·(1 + B·sin(2πt/24h)), and a
+//	                      factor on the durations drawn (default 0.1)
 //	--models DIR          Pollux's per-model traces for a Pollux workload
 //	                      (default: built-in synthetic models)
 //	--throughputs FILE    Gavel-format throughputs for a Shockwave trace, such

@@ -60,6 +60,8 @@ type workloadFlags struct {
 	seed        uint64
 	multiGPU    bool
 	priorities  bool
+	burst       float64
+	scale       float64
 	models      string
 	throughputs string
 	cluster     string
@@ -87,6 +89,8 @@ func (w *workloadFlags) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&w.seed, "seed", 0, "generator seed")
 	fs.BoolVar(&w.multiGPU, "multi-gpu", false, "generate multi-GPU jobs (1, 2, 4, 8 GPUs)")
 	fs.BoolVar(&w.priorities, "priorities", false, "give 20% of the generated jobs weight 5")
+	fs.Float64Var(&w.burst, "burst", 0, "relative amplitude of a diurnal cycle of the arrival rate, 0 to 1 (mixed workloads)")
+	fs.Float64Var(&w.scale, "duration-scale", mixedScale, "factor on the trace durations the mixed workloads draw")
 	fs.StringVar(&w.models, "models", "", "Pollux's per-model traces directory for a Pollux workload file; empty: the built-in synthetic models")
 	fs.StringVar(&w.throughputs, "throughputs", "", "Gavel-format throughput JSON for a Shockwave trace, such as Shockwave's tacc_throughputs.json")
 	fs.StringVar(&w.cluster, "cluster", "", clusterSyntax+";\nGPUs in servers of 4 unless PER_SERVER is given (default: the workload's)")
@@ -389,12 +393,16 @@ func (s *setup) describeWorkload() string {
 		}
 		return desc
 	}
-	kind := "single-GPU"
-	if w.multiGPU {
-		kind = "multi-GPU"
+	var parts []string
+	switch {
+	case w.workload != "gavel":
+	case w.multiGPU:
+		parts = append(parts, "multi-GPU")
+	default:
+		parts = append(parts, "single-GPU")
 	}
 	if w.priorities {
-		kind += ", weighted"
+		parts = append(parts, "weighted")
 	}
 	seeds := fmt.Sprintf("seed %d", w.seed)
 	if w.seeds > 1 {
@@ -404,7 +412,8 @@ func (s *setup) describeWorkload() string {
 	for _, r := range w.rates {
 		rates = append(rates, strconv.FormatFloat(r, 'g', -1, 64))
 	}
-	return fmt.Sprintf("workload: %d generated %s jobs (%s; %s; %s jobs/h)", n, s.builtin.name, kind, seeds, strings.Join(rates, ", "))
+	parts = append(parts, seeds, strings.Join(rates, ", ")+" jobs/h")
+	return fmt.Sprintf("workload: %d generated %s jobs (%s)", n, s.builtin.name, strings.Join(parts, "; "))
 }
 
 // run returns a simulation of workload in under policy p and the jobs it

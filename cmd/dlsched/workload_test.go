@@ -124,7 +124,7 @@ func TestWorkloadErrors(t *testing.T) {
 		{"format with a built-in", []string{"--workload", "gavel", "--format", "json"}, []string{"--format applies to workload files"}},
 		{"unknown format", []string{"--workload", trace, "--format", "csv"}, []string{`--format: "csv" is not one of json, gavel, tiresias, pollux, shockwave`}},
 		{"wrong format", []string{"--workload", trace, "--format", "tiresias"}, []string{trace + ":1"}},
-		{"missing file", []string{"--workload", trace + ".missing"}, []string{"neither a built-in workload (gavel, ", "no such file"}},
+		{"missing file", []string{"--workload", trace + ".missing"}, []string{"neither a built-in workload (mixed, ", "no such file"}},
 		{"unrecognised file", []string{"--workload", writeFile(t, "x.txt", "hello\n")}, []string{"unknown format", "tiresias (CSV header"}},
 		{"empty file", []string{"--workload", writeFile(t, "e.jsonl", "\n"), "--format", "json"}, []string{"holds no jobs"}},
 		{"bad line", []string{"--workload", writeFile(t, "b.jsonl", `{"id":"a","gpus":1,"throughput":{"v100":1}}`+"\n"+`{"id":"b","gpus":-1}`+"\n")}, []string{"b.jsonl:2"}},

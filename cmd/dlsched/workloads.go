@@ -17,7 +17,7 @@ import (
 // of the same shape, so that running and comparing need not know which.
 
 // defaultWorkload is the built-in workload --workload names by default.
-const defaultWorkload = "gavel"
+const defaultWorkload = "mixed"
 
 // defaults are a workload's values for the flags the user leaves unset;
 // a zero field keeps the flag's own default.
@@ -80,10 +80,42 @@ type builtin struct {
 var generatorFlags = []string{"jobs", "rate", "seed", "multi-gpu", "priorities"}
 
 // workloadOnly are the flags that only some workloads read.
-var workloadOnly = append(slices.Clone(generatorFlags), "models", "throughputs")
+var workloadOnly = append(slices.Clone(generatorFlags), "models", "throughputs", "burst", "duration-scale")
+
+// mixedFlags are the flags the mixed workload and its views read.
+var mixedFlags = []string{"jobs", "rate", "seed", "priorities", "burst", "duration-scale"}
 
 // builtins are the generated workloads.
 var builtins = []builtin{
+	{
+		name: "mixed",
+		doc: "every system's facts at once: Gavel's throughputs, Pollux's goodput, Shockwave's regimes, Synergy's CPU and memory, " +
+			"locality and interference, with Philly's GPU counts and durations",
+		takes:    mixedFlags,
+		defaults: defaults{cluster: mixedCluster, jobs: mixedJobs, rate: mixedRate, restart: mixedRestart, reallocate: true},
+		build:    mixed(0),
+	},
+	{
+		name:     "pollux",
+		doc:      "the mixed workload as Pollux's evaluation sees it: elastic jobs whose GPUs and batch sizes may change",
+		takes:    mixedFlags,
+		defaults: defaults{cluster: "v100=64", jobs: mixedJobs, rate: mixedRate, round: time.Minute, restart: mixedRestart, reallocate: true},
+		build:    mixed(policy.FactElastic | policy.FactBatch | policy.FactLength),
+	},
+	{
+		name:     "shockwave",
+		doc:      "the mixed workload as Shockwave's evaluation sees it: jobs that change their own batch size over their epochs",
+		takes:    mixedFlags,
+		defaults: defaults{cluster: "v100=32", jobs: mixedJobs, rate: mixedRate, round: 2 * time.Minute, restart: 20 * time.Second},
+		build:    mixed(policy.FactAdaptive | policy.FactLength),
+	},
+	{
+		name:     "tiresias",
+		doc:      "the mixed workload as Tiresias' evaluation sees it: rigid jobs on one type, some of which suffer when spread",
+		takes:    mixedFlags,
+		defaults: defaults{cluster: "v100=64", jobs: mixedJobs, rate: mixedRate, restart: mixedRestart, events: true},
+		build:    mixed(policy.FactSkew | policy.FactLength),
+	},
 	{
 		name:     "gavel",
 		doc:      "Gavel's generator: Philly-like durations over Gavel's job types and throughputs, Poisson arrivals",
@@ -98,6 +130,53 @@ var builtins = []builtin{
 		defaults: defaults{cluster: synergyCluster, rate: synergyRate, round: workload.SynergyRound},
 		build:    buildSynergy,
 	},
+}
+
+// The mixed workload's defaults, the main job: 48 GPUs of three types in
+// 8-GPU servers with Synergy's cores and memory, and a load at which the
+// cluster is contended (Philly's durations at a tenth).
+const (
+	mixedCluster  = "v100=16/8:24c:500g,p100=16/8:24c:500g,k80=16/8:24c:500g"
+	mixedJobs     = 160
+	mixedRate     = 8.0
+	mixedScale    = 0.1
+	mixedRestart  = 30 * time.Second
+	mixedPriority = 0.2
+)
+
+// mixed returns the build function of the mixed workload, or of a system's
+// view of it when keep is not zero.
+func mixed(keep policy.Facts) func(d draw) (*instance, error) {
+	return func(d draw) (*instance, error) {
+		g := workload.Mixed{Seed: d.seed, Jobs: d.jobs, Rate: d.rate, Burst: d.flags.burst,
+			Scale: d.flags.scale, Facts: keep, Reference: mixedReference(d.cluster)}
+		if d.flags.priorities {
+			g.Priority = mixedPriority
+		}
+		jobs, phys, err := g.Generate()
+		if err != nil {
+			return nil, err
+		}
+		onCluster(jobs, d.cluster)
+		attach := func(sm *sim.Simulation, jobs []policy.Job) ([]policy.Job, error) {
+			p := &workload.Physics{Jobs: phys.Jobs, Resources: workload.Resources{Cluster: sm.Cluster}}
+			sm.Speed, sm.Observe, sm.Exclusive = p.Speed, p.Observe, p.Exclusive
+			return jobs, nil
+		}
+		return &instance{jobs: jobs, attach: attach}, nil
+	}
+}
+
+// mixedReference is the type on which the mixed workload's durations hold:
+// V100, or the cluster's first type Gavel measured.
+func mixedReference(c allocation.Cluster) allocation.Accelerator {
+	types := c.Types()
+	for _, t := range append([]allocation.Accelerator{"v100", "p100", "k80"}, types...) {
+		if slices.Contains(types, t) {
+			return t
+		}
+	}
+	return "v100"
 }
 
 // Synergy's simulated cluster (OSDI'22): 16 servers of 8 V100s, 24 cores
