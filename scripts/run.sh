@@ -9,4 +9,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 go build -tags clp -o bin/dlsched ./cmd/dlsched
-./bin/dlsched compare --progress --out out "$@"
+./bin/dlsched compare --out out "$@"  # a progress bar on a terminal
