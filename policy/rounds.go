@@ -346,3 +346,17 @@ func splitKeys(config []byte, keys *roundsKeys) ([]byte, error) {
 	}
 	return json.Marshal(fields)
 }
+
+// ThroughputIn is job j's speed in a run of the round mechanism, from the
+// facts it carries: its Throughput on the run's type, or its Colocated
+// throughput with the partner when the run is a pair.
+func (j *Job) ThroughputIn(run placement.Run) float64 {
+	if run.Partner == "" {
+		return j.Throughput[run.Accelerator]
+	}
+	other := run.Partner
+	if j.ID == run.Partner {
+		other = run.Job
+	}
+	return j.Colocated[other][run.Accelerator]
+}

@@ -235,3 +235,25 @@ func TestRoundsUnscheduled(t *testing.T) {
 		t.Errorf("no share policy: %v, want ErrInvalidConfig", err)
 	}
 }
+
+// A job's speed in a run: its throughput on the run's type alone, its
+// co-located throughput with the partner in a pair (whichever side it is),
+// and zero where it has none.
+func TestThroughputIn(t *testing.T) {
+	j := &policy.Job{ID: "a", Throughput: map[allocation.Accelerator]float64{"v100": 4},
+		Colocated: map[string]map[allocation.Accelerator]float64{"b": {"v100": 3}}}
+	for _, c := range []struct {
+		run  placement.Run
+		want float64
+	}{
+		{placement.Run{Job: "a", Accelerator: "v100"}, 4},
+		{placement.Run{Job: "a", Partner: "b", Accelerator: "v100"}, 3},
+		{placement.Run{Job: "b", Partner: "a", Accelerator: "v100"}, 3},
+		{placement.Run{Job: "a", Accelerator: "k80"}, 0},
+		{placement.Run{Job: "a", Partner: "c", Accelerator: "v100"}, 0},
+	} {
+		if got := j.ThroughputIn(c.run); got != c.want {
+			t.Errorf("%+v: %v, want %v", c.run, got, c.want)
+		}
+	}
+}

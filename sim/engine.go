@@ -366,7 +366,7 @@ func (r *replay) works(next placement.Round, alloc allocation.Allocation, byID m
 			if st == nil {
 				continue
 			}
-			rate := defaultSpeed(&st.job, run)
+			rate := st.job.ThroughputIn(run)
 			if r.s.Speed != nil {
 				rate = r.s.Speed(&st.job, alloc[id], run)
 			}
@@ -666,20 +666,6 @@ func checkResources(c allocation.Cluster, r placement.Round, alloc allocation.Al
 		}
 	}
 	return nil
-}
-
-// defaultSpeed is the speed of job j in run when Simulation.Speed is nil:
-// its Throughput on the run's type, or its Colocated throughput with the
-// partner when the run is a pair.
-func defaultSpeed(j *policy.Job, run placement.Run) float64 {
-	if run.Partner == "" {
-		return j.Throughput[run.Accelerator]
-	}
-	other := run.Partner
-	if j.ID == run.Partner {
-		other = run.Job
-	}
-	return j.Colocated[other][run.Accelerator]
 }
 
 func sumGPUs(as []allocation.Assignment) int {

@@ -74,7 +74,7 @@ type Physics struct {
 func (p *Physics) Speed(j *policy.Job, g allocation.Grant, run placement.Run) float64 {
 	t := p.Jobs[j.ID]
 	if t == nil {
-		return Throughput(j, run)
+		return j.ThroughputIn(run)
 	}
 	k := sumGPUs(run.Assignments)
 	own := k * t.perGPU(t.epoch(j.StepsDone, j.StepsTotal))

@@ -260,7 +260,7 @@ type Resources struct {
 // iterations in a 300 s round, where Synergy's simulator credits
 // floor(300/0.64) = 468.
 func (r Resources) Speed(j *policy.Job, g allocation.Grant, run placement.Run) float64 {
-	return Throughput(j, run) * r.Factor(j, g, run)
+	return j.ThroughputIn(run) * r.Factor(j, g, run)
 }
 
 // Factor returns the speed factor of job j's CPU cores and memory in run
