@@ -176,8 +176,9 @@ type unit struct {
 
 // Solve returns the optimal plan (see Volatile). Buyers are placed into rounds
 // in order of Budget, descending, then index, each taking the rounds with the
-// most free GPUs, earliest first: the first buyers run earliest, and with
-// unit widths every count vector within capacity packs. It returns
+// most free GPUs, earliest first, so that with unit widths every count vector
+// within capacity packs; the schedule is then re-ranked so that the first
+// buyers run earliest (see pack). It returns
 // ErrInfeasible when the lower bounds Min cannot be met, and an error
 // wrapping ctx.Err() once ctx is done.
 func (v Volatile) Solve(ctx context.Context, buyers []Buyer) (Plan, error) {
@@ -353,49 +354,132 @@ func (v Volatile) objective(buyers []Buyer, counts []int, welfare, left [][]floa
 	return sum - v.Makespan*worst
 }
 
-// pack places the counts into rounds, buyers by Budget then index, each
-// taking the rounds with the most free GPUs, earliest first. A buyer that
-// cannot get all its rounds keeps those it got; falling below Min is
-// ErrInfeasible.
+// pack places the counts into rounds in two steps, as Shockwave does.
+// First each buyer, by Budget then index, takes the rounds with the most
+// free GPUs (earliest first), which spreads gangs so that the counts fit; a
+// buyer that cannot get all its rounds keeps those it got, and falling
+// below Min is ErrInfeasible. Then the schedule is re-ranked so that the
+// buyers of highest priority run earliest (rank), as Shockwave's second
+// program does: the counts are kept, and the first schedule too if
+// re-ranking cannot fit them.
 func (v Volatile) pack(buyers []Buyer, plan *Plan) error {
-	T := v.Rounds
-	free := make([]int, T)
-	for t := range free {
-		free[t] = v.Capacity
-	}
 	order := make([]int, len(buyers))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(buyers[b].Budget, buyers[a].Budget) })
-	rounds := make([]int, T)
+	schedule, got := v.place(buyers, plan.Counts, order, v.capacity(), mostFree)
+	for i, b := range buyers {
+		if got[i] < b.Min {
+			return fmt.Errorf("%w: buyer %d fits in %d rounds, fewer than its %d", ErrInfeasible, i, got[i], b.Min)
+		}
+	}
+	copy(plan.Counts, got)
+	if ranked, ok := v.rank(buyers, plan.Counts, order); ok {
+		schedule = ranked
+	}
+	for t := range schedule {
+		slices.Sort(schedule[t])
+	}
+	plan.Schedule = schedule
+	return nil
+}
+
+// rank re-places the counts so that they lower, greedily, the
+// priority-weighted mean round index Σᵢ Bᵢ·(mean round of i): buyers in
+// pack's order (Budget, then index) each take the earliest rounds with
+// room, unless the buyers after them, placed as pack first placed them,
+// would then no longer all fit; they then take the most free rounds. It
+// reports false if neither keeps every count.
+func (v Volatile) rank(buyers []Buyer, counts, order []int) ([][]int, bool) {
+	free := v.capacity()
+	schedule := make([][]int, v.Rounds)
+	placed := make([]bool, len(buyers))
 	for _, i := range order {
-		n, w := plan.Counts[i], buyers[i].Width
-		if n == 0 {
-			continue
-		}
-		for t := range rounds {
-			rounds[t] = t
-		}
-		slices.SortStableFunc(rounds, func(a, b int) int { return cmp.Compare(free[b], free[a]) })
-		got := 0
-		for _, t := range rounds {
-			if got == n || free[t] < w {
+		placed[i] = true
+		rest := slices.DeleteFunc(slices.Clone(order), func(k int) bool { return placed[k] })
+		ok := false
+		for _, pick := range []func([]int) []int{earliest, mostFree} {
+			one, got := v.place(buyers, counts, []int{i}, free, pick)
+			after := slices.Clone(free)
+			for t, run := range one {
+				if len(run) > 0 {
+					after[t] -= buyers[i].Width
+				}
+			}
+			if _, left := v.place(buyers, counts, rest, after, mostFree); got[i] == counts[i] && fitsAll(left, counts, rest) {
+				for t, run := range one {
+					schedule[t] = append(schedule[t], run...)
+				}
+				free, ok = after, true
 				break
 			}
+		}
+		if !ok {
+			return nil, false
+		}
+	}
+	return schedule, true
+}
+
+// fitsAll reports whether every buyer of order got its count.
+func fitsAll(got, counts, order []int) bool {
+	for _, i := range order {
+		if got[i] != counts[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// capacity returns the free GPUs of empty rounds.
+func (v Volatile) capacity() []int {
+	free := make([]int, v.Rounds)
+	for t := range free {
+		free[t] = v.Capacity
+	}
+	return free
+}
+
+// earliest tries rounds in time order.
+func earliest(free []int) []int {
+	rounds := make([]int, len(free))
+	for t := range rounds {
+		rounds[t] = t
+	}
+	return rounds
+}
+
+// mostFree tries rounds with the most free GPUs first, earliest first
+// among equals.
+func mostFree(free []int) []int {
+	rounds := earliest(free)
+	slices.SortStableFunc(rounds, func(a, b int) int { return cmp.Compare(free[b], free[a]) })
+	return rounds
+}
+
+// place gives the buyers, in order, up to their counts of rounds with room
+// for their width, trying rounds in the order that pick returns for the
+// free GPUs at that point, and returns the schedule and the rounds each got.
+func (v Volatile) place(buyers []Buyer, counts, order []int, free []int, pick func(free []int) []int) ([][]int, []int) {
+	free = slices.Clone(free)
+	schedule := make([][]int, v.Rounds)
+	got := make([]int, len(buyers))
+	for _, i := range order {
+		n, w := counts[i], buyers[i].Width
+		for _, t := range pick(free) {
+			if got[i] == n {
+				break
+			}
+			if free[t] < w {
+				continue
+			}
 			free[t] -= w
-			plan.Schedule[t] = append(plan.Schedule[t], i)
-			got++
+			schedule[t] = append(schedule[t], i)
+			got[i]++
 		}
-		if got < buyers[i].Min {
-			return fmt.Errorf("%w: buyer %d fits in %d rounds, fewer than its %d", ErrInfeasible, i, got, buyers[i].Min)
-		}
-		plan.Counts[i] = got
 	}
-	for t := range plan.Schedule {
-		slices.Sort(plan.Schedule[t])
-	}
-	return nil
+	return schedule, got
 }
 
 // fenwick keeps the widths and gains of the units still on offer, in greedy

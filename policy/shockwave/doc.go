@@ -62,9 +62,16 @@
 //   - The fair-finish-time average falls back to the latest estimate when no
 //     time has passed, where the paper's code fails an assertion; fair
 //     finish times are measured from Job.Arrival.
-//   - The relaxed path re-orders rounds by priority with the same packing
-//     rule (largest budget first, earliest rounds) instead of a second
-//     mixed-integer program; priorities are capped at 10²⁰⁰.
+//   - The plan is re-ranked so that the jobs of highest priority run in its
+//     earliest rounds, as Shockwave's second mixed-integer program does on
+//     its relaxed path (minimizing Σᵢ πᵢ·(mean round index of i)), but
+//     greedily and on both paths: by priority (ties in the order above),
+//     each job takes the earliest rounds that leave room for all the jobs
+//     after it, else the freest; priorities are capped at 10²⁰⁰. Without
+//     re-ranking, which spread each job over the freest rounds, 45.8 % of
+//     the 120-job trace's jobs ended unfair (the paper: 5 %); with it,
+//     5.0 % (TestCompareShockwaveData). Ties by the longest forecast
+//     remaining time instead gave 7.5 % and a 6 % longer average JCT.
 //   - Profile calibration (the paper's code rescales profiled epoch times
 //     when measured throughput differs by more than 40 %, a change it marks
 //     as temporary) is left to the caller, who reports EpochSeconds.
