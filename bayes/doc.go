@@ -60,7 +60,9 @@
 //     underestimates the index for a > 0; GittinsSimulator reproduces that
 //     form (without the simulator's ×10⁶ scale) for parity. The index is
 //     computed for any a with two binary searches and prefix sums instead
-//     of being tabulated at the samples.
+//     of being tabulated at the samples; SimulatorTable builds the
+//     simulator's table (one entry per sample, at s_k − 1, with its
+//     rounding and its bound on the last sample) for full parity.
 //   - Invalid input is reported as an error wrapping ErrInvalid that names the
 //     field.
 package bayes

@@ -52,10 +52,15 @@
 //     simulator computes (T − executed time)/GPUs, mixing GPU-time with
 //     time, so only the first crossing is on time: on its two-job trace
 //     the JCTs are 5000 and 3575 s instead of 4800 and 4100 s.
-//   - The Gittins index is the textbook one. The simulator's counts the
-//     whole size of the jobs that end inside the quantum, not what they
-//     still need, which underrates jobs that have run;
-//     Gittins.Simulator selects it for parity.
+//   - The Gittins index is the textbook one, evaluated at each job's
+//     attained service. The simulator's counts the whole size of the jobs
+//     that end inside the quantum, not what they still need, which
+//     underrates jobs that have run, and it keeps the index as a table with
+//     one entry per sample (at s_k − 1), looked up at the first sample above
+//     the attained service, so that jobs between two samples tie.
+//     Gittins.Simulator selects the table for parity
+//     (TestGittinsSimulatorTable shows a decision it changes);
+//     Gittins.SimulatorAt the simulator's formula at the attained service.
 //   - Placement is checked for consolidation only: a job whose model skew
 //     (share of parameters in its largest tensor) exceeds 0.5 runs on the
 //     fewest servers that can hold it or waits, as the paper's profiler

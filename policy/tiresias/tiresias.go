@@ -165,10 +165,16 @@ type Gittins struct {
 	Samples []float64 `json:"samples,omitempty"`
 	// Quantum is Δ in GPU-seconds; zero means DefaultQuantum.
 	Quantum float64 `json:"quantum,omitempty"`
-	// Simulator selects the index as Tiresias' simulator computes it
-	// (bayes.Service.GittinsSimulator), for parity; its expected service
-	// counts the whole size of jobs that finish within the quantum.
-	Simulator bool `json:"simulator,omitempty"`
+	// Simulator selects the index as Tiresias' simulator computes it, for
+	// parity: its table (bayes.Service.SimulatorTable), one entry per
+	// sample at the attained service s_k − 1, looked up at the first sample
+	// above a job's attained service, with the simulator's formula (its
+	// expected service counts the whole size of jobs that finish within the
+	// quantum) and rounding. SimulatorAt evaluates that formula at the
+	// attained service itself instead (bayes.Service.GittinsSimulator); it
+	// overrides Simulator.
+	Simulator   bool `json:"simulator,omitempty"`
+	SimulatorAt bool `json:"simulator_at,omitempty"`
 	// MaxSamples bounds State.Finished: the totals of at most this many
 	// finished jobs, the most recent, are kept. Zero means
 	// DefaultMaxSamples; a negative value learns nothing, keeping the
@@ -276,11 +282,12 @@ func (p *Gittins) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Dec
 		return nil, err
 	}
 	delta := cmp.Or(p.Quantum, DefaultQuantum)
-	index := func(service float64) float64 {
-		if p.Simulator {
-			return p.service.GittinsSimulator(service, delta)
-		}
-		return p.service.Gittins(service, delta)
+	index := func(service float64) float64 { return p.service.Gittins(service, delta) }
+	switch {
+	case p.SimulatorAt:
+		index = func(service float64) float64 { return p.service.GittinsSimulator(service, delta) }
+	case p.Simulator:
+		index = p.service.SimulatorTable(delta).At
 	}
 	d, err := p.allocate(ctx, p.Name(), kept, out, index)
 	if err != nil {
