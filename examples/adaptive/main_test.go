@@ -22,10 +22,10 @@ resnet18    2 GPU(s), 32×13 256×27, alone 740 s
 resnet50    1 GPU(s), 64×4, alone 2011 s
 transformer 2 GPU(s), 32×30, alone 1164 s
 shockwave: relaxed (λ priorities) path, objective 0; ask again at 2m0s
-round 0: lm resnet18
-round 1: lm resnet50 transformer
-round 2: lm resnet50 transformer
-round 3: lm resnet50 transformer
+round 0: lm resnet18 resnet50
+round 1: lm resnet18 resnet50
+round 2: lm resnet18 resnet50
+round 3: lm resnet18 resnet50
 running now: lm s0×1, resnet18 s0×2, resnet50 s0×1
 `
 	for range 2 {
