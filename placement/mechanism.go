@@ -292,7 +292,6 @@ func (m Mechanism) Next(l Ledger, c allocation.Cluster, a allocation.Allocation)
 	case length == 0:
 		length = DefaultRound
 	}
-	sec := length.Seconds()
 	if err := a.Validate(c); err != nil {
 		return Round{}, Ledger{}, err
 	}
@@ -307,8 +306,16 @@ func (m Mechanism) Next(l Ledger, c allocation.Cluster, a allocation.Allocation)
 	types := c.Types()
 	ids := a.IDs()
 	es := entries(a, ids, types, old)
+	cands := candidates(es, types)
+	busy := make([]bool, len(ids))
+	chosen := choose(es, cands, c, types, busy)
+	placed, runs := place(es, cands, chosen, c, types, l.Placement, busy)
+	r, next := settle(es, placed, runs, types, length, l.Rounds, len(chosen))
+	return r, next, nil
+}
 
-	// Candidates in priority order.
+// candidates returns every (account, type) pair in priority order.
+func candidates(es []entry, types []allocation.Accelerator) []cand {
 	cands := make([]cand, 0, len(es)*2)
 	for ei := range es {
 		acct := &es[ei].acct
@@ -328,15 +335,19 @@ func (m Mechanism) Next(l Ledger, c allocation.Cluster, a allocation.Allocation)
 		}
 	}
 	slices.SortFunc(cands, compareCands)
+	return cands
+}
 
-	// Greedy selection by GPU counts.
+// choose selects the round's accounts greedily by GPU counts, in
+// candidate order, marking their members busy; each chosen entry's k and t
+// say its type.
+func choose(es []entry, cands []cand, c allocation.Cluster, types []allocation.Accelerator, busy []bool) []int32 {
 	free := make([]int, len(types))
 	for _, s := range c.Servers {
 		k, _ := slices.BinarySearch(types, s.Accelerator)
 		free[k] += s.GPUs
 	}
-	busy := make([]bool, len(ids))
-	var chosen []int32 // entries taken; es[e].k and es[e].t say where
+	var chosen []int32
 	for _, cd := range cands {
 		e := &es[cd.e]
 		if busy[e.a] || (e.b >= 0 && busy[e.b]) || e.acct.GPUs > free[cd.k] || e.acct.GPUs <= 0 {
@@ -350,8 +361,14 @@ func (m Mechanism) Next(l Ledger, c allocation.Cluster, a allocation.Allocation)
 		e.k, e.t = cd.k, cd.t
 		chosen = append(chosen, cd.e)
 	}
+	return chosen
+}
 
-	// Placement on servers.
+// place puts the chosen accounts on servers: lease extensions first (see
+// Next), then new placements largest gang first, then, if a gang of large
+// workers could not be placed, a backfill. It returns which entries run
+// and where.
+func place(es []entry, cands []cand, chosen []int32, c allocation.Cluster, types []allocation.Accelerator, last map[string][]allocation.Assignment, busy []bool) ([]bool, []Run) {
 	sv := newServers(c, types)
 	runs := make([]Run, len(es))
 	slices.SortFunc(chosen, func(x, y int32) int {
@@ -363,7 +380,7 @@ func (m Mechanism) Next(l Ledger, c allocation.Cluster, a allocation.Allocation)
 	// free), then jobs that ran in another account.
 	prevs := make([][]allocation.Assignment, len(chosen))
 	for i, ei := range chosen {
-		prevs[i] = l.Placement[es[ei].acct.Job]
+		prevs[i] = last[es[ei].acct.Job]
 	}
 	for pass := range 3 {
 		for i, ei := range chosen {
@@ -371,7 +388,7 @@ func (m Mechanism) Next(l Ledger, c allocation.Cluster, a allocation.Allocation)
 			if placed[ei] || len(prev) == 0 || e.acct.Ran != (pass < 2) || (pass == 0 && len(prev) > 1) {
 				continue
 			}
-			if as := sv.lease(prev, l.Placement, e); as != nil {
+			if as := sv.lease(prev, last, e); as != nil {
 				runs[ei] = Run{Assignments: as, Extended: true}
 				placed[ei] = true
 			}
@@ -398,15 +415,21 @@ func (m Mechanism) Next(l Ledger, c allocation.Cluster, a allocation.Allocation)
 		placed[ei] = true
 	}
 	if dropped {
-		backfill(es, cands, sv, l.Placement, busy, placed, runs)
+		backfill(es, cands, sv, last, busy, placed, runs)
 	}
+	return placed, runs
+}
 
-	// Round and ledger.
-	r := Round{Length: length, Runs: make([]Run, 0, len(chosen))}
+// settle returns the round of the placed entries and the ledger after it:
+// every account eligible for one more round, the placed ones credited with
+// it on the type they ran on.
+func settle(es []entry, placed []bool, runs []Run, types []allocation.Accelerator, length time.Duration, rounds int64, n int) (Round, Ledger) {
+	sec := length.Seconds()
+	r := Round{Length: length, Runs: make([]Run, 0, n)}
 	next := Ledger{
 		Accounts:  make([]Account, len(es)),
-		Placement: make(map[string][]allocation.Assignment, 2*len(chosen)),
-		Rounds:    l.Rounds + 1,
+		Placement: make(map[string][]allocation.Assignment, 2*n),
+		Rounds:    rounds + 1,
 	}
 	for ei := range es {
 		e := &es[ei]
@@ -426,7 +449,7 @@ func (m Mechanism) Next(l Ledger, c allocation.Cluster, a allocation.Allocation)
 		}
 		next.Accounts[ei] = acct
 	}
-	return r, next, nil
+	return r, next
 }
 
 // backfill walks the candidates again in priority order after a chosen run
