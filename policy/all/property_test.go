@@ -136,12 +136,12 @@ func place(c allocation.Cluster, free map[string]int, j policy.Job) []allocation
 // and never placed; and a running job whose GPU count is unchanged keeps
 // its servers, unless the policy is one that migrates.
 func TestEveryPolicyBindable(t *testing.T) {
-	for _, info := range policy.Registered() {
-		t.Run(info.Name, func(t *testing.T) {
-			r := rand.New(rand.NewPCG(1, uint64(len(info.Name))))
+	for _, st := range settings() {
+		t.Run(st.label, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(1, uint64(len(st.label))))
 			for c := range cases(t) {
 				w := randomWorld(r)
-				p, err := policy.New(info.Name, nil)
+				p, err := policy.New(st.name, []byte(st.config))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -149,12 +149,26 @@ func TestEveryPolicyBindable(t *testing.T) {
 				if err != nil {
 					t.Fatalf("case %d: %v", c, err)
 				}
-				if err := bindable(w, d, moves[info.Name], byMechanism(p)); err != nil {
+				if err := bindable(w, d, moves[st.name], byMechanism(p)); err != nil {
 					t.Fatalf("case %d: %v\nsnapshot: %+v\nplacement: %v", c, err, w.s, d.Placement)
 				}
 			}
 		})
 	}
+}
+
+// setting is a policy under test: a registered one on its defaults, or a
+// documented variant of one.
+type setting struct{ label, name, config string }
+
+// settings lists every registered policy, then the variants that other
+// code paths select (the CLI's workload defaults).
+func settings() []setting {
+	var out []setting
+	for _, info := range policy.Registered() {
+		out = append(out, setting{info.Name, info.Name, ""})
+	}
+	return append(out, setting{"allox/shockwave", "allox", `{"rule":"shockwave","alpha":0.2}`})
 }
 
 // Every policy decides on an empty cluster and on one without jobs.

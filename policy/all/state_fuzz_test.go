@@ -18,9 +18,9 @@ import (
 func FuzzRestoreState(f *testing.F) {
 	r := rand.New(rand.NewPCG(7, 7))
 	snaps := []*policy.Snapshot{randomWorld(r).s, randomWorld(r).s}
-	var stateful []string
-	for _, info := range policy.Registered() {
-		p, err := policy.New(info.Name, nil)
+	var stateful []setting
+	for _, st := range settings() {
+		p, err := policy.New(st.name, []byte(st.config))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -28,7 +28,7 @@ func FuzzRestoreState(f *testing.F) {
 		if !ok {
 			continue
 		}
-		stateful = append(stateful, info.Name)
+		stateful = append(stateful, st)
 		// Seed with a real state: the policy's own after two decisions.
 		for _, s := range snaps {
 			if _, err := sp.Allocate(context.Background(), s); err != nil {
@@ -44,8 +44,9 @@ func FuzzRestoreState(f *testing.F) {
 	f.Add(uint8(0), []byte(`{"jobs":{"x":{"queue":-1}}}`))
 	f.Add(uint8(1), []byte(`null`))
 	f.Fuzz(func(t *testing.T, which uint8, state []byte) {
-		name := stateful[int(which)%len(stateful)]
-		p, _ := policy.New(name, nil)
+		st := stateful[int(which)%len(stateful)]
+		name := st.label
+		p, _ := policy.New(st.name, []byte(st.config))
 		sp := p.(policy.Stateful)
 		if err := sp.RestoreState(json.RawMessage(state)); err != nil {
 			if !errors.Is(err, policy.ErrInvalidConfig) {
@@ -62,7 +63,7 @@ func FuzzRestoreState(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%s: save after restoring %q: %v", name, state, err)
 		}
-		q, _ := policy.New(name, nil)
+		q, _ := policy.New(st.name, []byte(st.config))
 		if err := q.(policy.Stateful).RestoreState(saved); err != nil {
 			t.Fatalf("%s: its own saved state %s is rejected: %v", name, saved, err)
 		}

@@ -16,7 +16,7 @@ import (
 func init() {
 	policy.Register("allox",
 		"AlloX: non-preemptive; matches the longest-waiting jobs to free GPUs for the least total completion time",
-		policy.Configured((*AlloX).check))
+		newPolicy)
 }
 
 // DefaultAlpha is Gavel's default fairness knob: every waiting job is
@@ -45,6 +45,8 @@ type AlloX struct {
 	// GPUs. Nil means 1 (Gavel's default, every job); Shockwave's
 	// comparison used 0.2.
 	Alpha *float64 `json:"alpha,omitempty"`
+	// Rule is empty or RuleQueues; "allox" with RuleShockwave is a Shares.
+	Rule string `json:"rule,omitempty"`
 }
 
 // Name returns "allox".
@@ -56,6 +58,9 @@ func (*AlloX) Facts() (uses, needs policy.Facts) {
 }
 
 func (p *AlloX) check() error {
+	if p.Rule != "" && p.Rule != RuleQueues {
+		return fmt.Errorf("%w: allox: rule: %q; AlloX follows %q, Shares %q", policy.ErrInvalidConfig, p.Rule, RuleQueues, RuleShockwave)
+	}
 	if p.Alpha != nil && !(*p.Alpha > 0 && *p.Alpha <= 1) {
 		return fmt.Errorf("%w: allox: alpha: %v is not in (0, 1]", policy.ErrInvalidConfig, *p.Alpha)
 	}
@@ -109,22 +114,7 @@ func (p *AlloX) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decis
 		return nil, fmt.Errorf("allox: %w", err)
 	}
 	d := &policy.Decision{Policy: p.Name(), Unscheduled: out}
-	jobs := make([]*policy.Job, 0, len(s.Jobs))
-	for i := range s.Jobs {
-		j := &s.Jobs[i]
-		if j.GPUs < 1 {
-			d.Leave(j.ID, fmt.Sprintf("gpus: %d; allox needs a fixed GPU count", j.GPUs))
-			continue
-		}
-		if j.Elastic == nil {
-			// Screen checked that its GPU count fits.
-		} else if err := j.Runnable(s.Cluster); err != nil {
-			d.Leave(j.ID, policy.Reason(err))
-			continue
-		}
-		jobs = append(jobs, j)
-	}
-	slices.SortFunc(jobs, func(a, b *policy.Job) int { return cmp.Compare(a.ID, b.ID) })
+	jobs := eligible(s, d)
 
 	var round placement.Round
 	grant := func(j *policy.Job, k allocation.Accelerator, place []allocation.Assignment) {
@@ -189,7 +179,8 @@ func (p *AlloX) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decis
 		return d, nil
 	}
 
-	heads, cost, err := match(ctx, cands, workers, free)
+	gangQ := func(jb *job, k allocation.Accelerator) float64 { return float64(jb.j.GPUs) * jb.q(k, free) }
+	heads, cost, err := match(ctx, cands, workers, gangQ)
 	if err != nil {
 		return nil, err
 	}
@@ -207,6 +198,29 @@ func (p *AlloX) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decis
 	backfill(g, unknown, grant)
 	d.Allocation, d.Placement = round.Allocation(), round.Placement()
 	return d, nil
+}
+
+// eligible returns the jobs of a screened snapshot that AlloX can run, by
+// ID, and leaves the others out of d: it runs every job on the GPUs it asks
+// for, so an elastic job needs a GPU count that some type holds.
+func eligible(s *policy.Snapshot, d *policy.Decision) []*policy.Job {
+	jobs := make([]*policy.Job, 0, len(s.Jobs))
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		if j.GPUs < 1 {
+			d.Leave(j.ID, fmt.Sprintf("gpus: %d; allox needs a fixed GPU count", j.GPUs))
+			continue
+		}
+		if j.Elastic == nil {
+			// Screen checked that its GPU count fits.
+		} else if err := j.Runnable(s.Cluster); err != nil {
+			d.Leave(j.ID, policy.Reason(err))
+			continue
+		}
+		jobs = append(jobs, j)
+	}
+	slices.SortFunc(jobs, func(a, b *policy.Job) int { return cmp.Compare(a.ID, b.ID) })
+	return jobs
 }
 
 // backfill starts the waiting jobs of unknown length on the GPUs still free,
@@ -232,7 +246,8 @@ type head struct {
 
 // match solves AlloX's matching of jobs to (worker, position) and returns
 // the job in the highest position on each worker that has one, and the
-// total cost.
+// total cost. Job j at position p of worker w costs p·q(j, k(w)) + wait_j;
+// q is +Inf where j cannot run.
 //
 // Gavel gives every worker n positions, an n×(F·n) matrix. Fewer suffice:
 // the optimum fills a worker's positions from 1 up, and if an optimum over
@@ -242,7 +257,7 @@ type head struct {
 // P_w-th, whose cost p·q is smaller). So each worker starts with
 // ⌈n/F⌉+1 positions, and a worker whose last one is taken gets twice as
 // many, up to n, until none is.
-func match(ctx context.Context, jobs []*job, workers []worker, free map[allocation.Accelerator]int) ([]head, float64, error) {
+func match(ctx context.Context, jobs []*job, workers []worker, qf func(*job, allocation.Accelerator) float64) ([]head, float64, error) {
 	n, nw := len(jobs), len(workers)
 	// Longest first: a newly added row then tends to take a position no
 	// one holds, and the solver's augmenting paths stay short.
@@ -259,7 +274,7 @@ func match(ctx context.Context, jobs []*job, workers []worker, free map[allocati
 	for r, jb := range rows {
 		q[r] = make([]float64, len(types))
 		for k, t := range types {
-			q[r][t] = float64(jb.j.GPUs) * jb.q(k, free)
+			q[r][t] = qf(jb, k)
 		}
 	}
 	pos := make([]int, nw)
