@@ -244,7 +244,7 @@ func (s *setup) simulate(ctx context.Context, name string, in *instance, progres
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	p, err := policy.New(name, nil)
+	p, err := s.policy(name, "")
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,8 @@ var formats = []format{
 	{name: "pollux", looks: "CSV header name,time,application,…", detect: csvHeader("name", "time", "application"), label: "Pollux", read: readPollux,
 		takes: []string{"models"}, defaults: defaults{cluster: string(workload.PolluxGPU) + "=64", round: time.Minute, restart: 30 * time.Second, reallocate: true}},
 	{name: "shockwave", looks: "12 tab-separated fields", detect: tabFields(12), label: "Shockwave", read: readShockwave,
-		takes: []string{"throughputs"}, defaults: defaults{cluster: shockwaveCluster, round: shockwaveRound, restart: shockwaveRestart}},
+		takes: []string{"throughputs"}, defaults: defaults{cluster: shockwaveCluster, round: shockwaveRound, restart: shockwaveRestart,
+			recompute: shockwaveRecompute, configs: shockwaveConfigs}},
 }
 
 func findFormat(name string) *format {

@@ -15,12 +15,19 @@ import (
 )
 
 // Defaults of a Shockwave trace, as in the paper's TACC run: 8 servers of
-// 4 V100s, 120 s rounds, 20 s lost at each (re)start.
+// 4 V100s, 120 s rounds, 20 s lost at each (re)start, and the baselines'
+// shares decided again on arrivals and completions at most every 1000 s
+// (its simulator's minimum_time_between_allocation_resets).
 const (
-	shockwaveCluster = "v100=32"
-	shockwaveRound   = 2 * time.Minute
-	shockwaveRestart = 20 * time.Second
+	shockwaveCluster   = "v100=32"
+	shockwaveRound     = 2 * time.Minute
+	shockwaveRestart   = 20 * time.Second
+	shockwaveRecompute = 1000 * time.Second
 )
+
+// shockwaveConfigs are the baselines as Shockwave's simulator ran them:
+// AlloX gives a g-GPU job the time share 1/g, with α = 0.2.
+var shockwaveConfigs = map[string]string{"allox": `{"rule":"shockwave","alpha":0.2}`}
 
 // readShockwave reads the --throughputs profile and the Shockwave trace,
 // with epoch durations on the cluster's GPU type (Shockwave's clusters are

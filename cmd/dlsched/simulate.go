@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -141,6 +142,7 @@ func (d defaults) String() string {
 	add(d.rate > 0, fmt.Sprintf("--rate %g", d.rate))
 	add(d.round > 0, fmt.Sprintf("--round %v", d.round))
 	add(d.restart > 0, fmt.Sprintf("--restart %v", d.restart))
+	add(d.recompute > 0, fmt.Sprintf("--recompute %v", d.recompute))
 	add(d.events, "--events")
 	return strings.Join(f, " ")
 }
@@ -161,6 +163,9 @@ func (w *workloadFlags) applyDefaults(d defaults) {
 	}
 	if !w.isSet("restart") && d.restart > 0 {
 		w.restart = d.restart
+	}
+	if !w.isSet("recompute") && d.recompute > 0 {
+		w.recompute = d.recompute
 	}
 	if !w.isSet("events") && d.events {
 		w.events = true
@@ -187,6 +192,12 @@ func (s *setup) defaults() defaults {
 		return s.builtin.defaults
 	}
 	return s.format.defaults
+}
+
+// policy returns a new instance of the policy named, configured by config
+// or, if that is empty, as the workload's own simulator ran it.
+func (s *setup) policy(name, config string) (policy.Policy, error) {
+	return policy.New(name, []byte(cmp.Or(config, s.defaults().configs[name])))
 }
 
 // build checks the flags and builds the setup with its first workload.
@@ -362,6 +373,10 @@ func (s *setup) describe() string {
 	if w.events {
 		b.WriteString(", event-driven")
 	}
+	configs := s.defaults().configs
+	for _, name := range slices.Sorted(maps.Keys(configs)) {
+		fmt.Fprintf(&b, "; %s as its simulator ran it: %s", name, configs[name])
+	}
 	if w.window == "" {
 		b.WriteString("; window: all jobs")
 	} else {
@@ -498,11 +513,11 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	p, err := policy.New(*name, []byte(*config))
+	s, err := w.build("simulate")
 	if err != nil {
 		return err
 	}
-	s, err := w.build("simulate")
+	p, err := s.policy(*name, *config)
 	if err != nil {
 		return err
 	}

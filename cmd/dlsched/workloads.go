@@ -26,7 +26,12 @@ type defaults struct {
 	jobs           int           // --jobs
 	rate           float64       // --rate, jobs per hour
 	round, restart time.Duration // --round, --restart
-	events         bool          // --events
+	recompute      time.Duration // --recompute
+	// configs are the policies' configurations as the workload's own
+	// simulator ran them, by policy name; a policy not named runs with its
+	// defaults.
+	configs map[string]string
+	events  bool // --events
 	// reallocate also charges --restart when a running job's GPUs change
 	// (sim.Simulation.Reallocate), as Pollux does for its elastic jobs.
 	reallocate bool
@@ -103,11 +108,12 @@ var builtins = []builtin{
 		build:    mixed(policy.FactElastic | policy.FactBatch | policy.FactLength),
 	},
 	{
-		name:     "shockwave",
-		doc:      "the mixed workload as Shockwave's evaluation sees it: jobs that change their own batch size over their epochs",
-		takes:    mixedFlags,
-		defaults: defaults{cluster: "v100=32", jobs: mixedJobs, rate: mixedRate, round: 2 * time.Minute, restart: 20 * time.Second},
-		build:    mixed(policy.FactAdaptive | policy.FactLength),
+		name:  "shockwave",
+		doc:   "the mixed workload as Shockwave's evaluation sees it: jobs that change their own batch size over their epochs",
+		takes: mixedFlags,
+		defaults: defaults{cluster: shockwaveCluster, jobs: mixedJobs, rate: mixedRate, round: shockwaveRound, restart: shockwaveRestart,
+			recompute: shockwaveRecompute, configs: shockwaveConfigs},
+		build: mixed(policy.FactAdaptive | policy.FactLength),
 	},
 	{
 		name:     "tiresias",

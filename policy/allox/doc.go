@@ -60,6 +60,7 @@
 //   - "queues" (the default, [AlloX]): the job holds g of the matched
 //     GPUs' queues, costs g·p·q at position p, and runs to completion once
 //     it starts, as AlloX does for one-GPU jobs.
+//
 //   - "shockwave" ([Shares], composed with Gavel's round mechanism by
 //     policy.Rounds): Shockwave's simulator's rule. The job first on a
 //     GPU gets the time share 1/g there, so the mechanism runs it a 1/g
@@ -71,7 +72,6 @@
 //     unfair against its 27.5 %.
 //     dlsched compare selects it, with α = 0.2, for Shockwave's workloads.
 //
-//
 //   - Gangs. Gavel's AlloX accepts only one-GPU jobs; Shockwave's grants a
 //     g-GPU job the time share 1/g of one GPU. Here a g-GPU job costs
 //     g·p·q + d at position p of a GPU on whose type it can start now: it
@@ -82,12 +82,14 @@
 //     fits waits for the next decision. For one-GPU jobs every first job
 //     fits and this is AlloX exactly; with gangs the first of them in that
 //     order always fits, so something starts whenever a job can.
+//
 //   - The α filter keeps ⌈α·m⌉ jobs, never fewer than the free GPUs (Gavel
 //     keeps ⌊α·m⌋, with the same floor), so that no GPU idles for want of
 //     candidates; and m counts only the waiting jobs that could start now,
 //     on a type where their throughput is positive and enough GPUs are free.
 //     Gavel counts every waiting job and gives a zero throughput a tiny
 //     positive value, so a job could be "started" on a type it cannot use.
+//
 //   - Fewer positions. Gavel gives each of the F free GPUs all n positions,
 //     an n × F·n matrix (300 × 30,000 for 300 jobs on 100 GPUs). The optimum
 //     fills each GPU's positions from 1 up, and an optimum over the first
@@ -95,6 +97,7 @@
 //     optimum over all of them; so each GPU starts with ⌈n/F⌉+1 positions
 //     and gets more only when it fills them. The objective is the same;
 //     among equally good matchings the one chosen may differ.
+//
 //   - A running job whose placement cannot be kept (a server gone, GPUs
 //     claimed twice, a type where its throughput is zero) waits again, with
 //     a warning, rather than failing the round. Gavel detects running jobs
