@@ -60,7 +60,6 @@
 //   - "queues" (the default, [AlloX]): the job holds g of the matched
 //     GPUs' queues, costs g·p·q at position p, and runs to completion once
 //     it starts, as AlloX does for one-GPU jobs.
-//
 //   - "shockwave" ([Shares], composed with Gavel's round mechanism by
 //     policy.Rounds): Shockwave's simulator's rule. The job first on a
 //     GPU gets the time share 1/g there, so the mechanism runs it a 1/g
@@ -71,6 +70,8 @@
 //     default rule (α = 1) gives 0.82× its average JCT and 10.8 % of jobs
 //     unfair against its 27.5 %.
 //     dlsched compare selects it, with α = 0.2, for Shockwave's workloads.
+//
+// # Differences from the paper's code
 //
 //   - Gangs. Gavel's AlloX accepts only one-GPU jobs; Shockwave's grants a
 //     g-GPU job the time share 1/g of one GPU. Here a g-GPU job costs
