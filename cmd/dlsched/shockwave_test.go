@@ -64,7 +64,7 @@ func TestCompareShockwaveTrace(t *testing.T) {
 		t.Fatalf("want a setup line, a header and 3 rows:\n%s", first)
 	}
 	// The Shockwave defaults apply but for the cluster given.
-	if !strings.Contains(lines[0], "cluster: 4 GPUs: v100 1 × 4 GPUs;") || !strings.Contains(lines[0], "round 2m0s, restart 20s") {
+	if !strings.Contains(lines[0], "cluster: 4 GPUs: v100 1 × 4 GPUs;") || !strings.Contains(lines[0], "round 2m0s, recompute 16m40s, restart 20s") {
 		t.Errorf("setup line %q: want v100=4, 2 m rounds and 20 s restarts", lines[0])
 	}
 	for _, l := range lines[2:] {
@@ -86,7 +86,7 @@ func TestSimulateShockwaveTrace(t *testing.T) {
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	for _, want := range []string{"cluster: 32 GPUs: v100 8 × 4 GPUs", "round 1m0s; window", "shockwave", "4 of 4 (4 finished"} {
+	for _, want := range []string{"cluster: 32 GPUs: v100 8 × 4 GPUs", "round 1m0s, recompute 16m40s;", "shockwave", "4 of 4 (4 finished"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

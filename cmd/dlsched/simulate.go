@@ -374,8 +374,11 @@ func (s *setup) describe() string {
 		b.WriteString(", event-driven")
 	}
 	configs := s.defaults().configs
-	for _, name := range slices.Sorted(maps.Keys(configs)) {
-		fmt.Fprintf(&b, "; %s as its simulator ran it: %s", name, configs[name])
+	for i, name := range slices.Sorted(maps.Keys(configs)) {
+		if i == 0 {
+			b.WriteString("; as the workload's simulator ran them:")
+		}
+		fmt.Fprintf(&b, " %s %s", name, configs[name])
 	}
 	if w.window == "" {
 		b.WriteString("; window: all jobs")

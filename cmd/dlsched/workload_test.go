@@ -92,7 +92,7 @@ func TestWorkloadFiles(t *testing.T) {
 		{"gavel", []string{"--workload", writeFile(t, "g.trace", gavelTrace)}, []string{"workload: 2 Gavel jobs from ", "2 of 2 (2 finished"}},
 		{"tiresias", []string{"--workload", writeFile(t, "t.csv", tiresiasTrace)}, []string{"workload: 2 Tiresias jobs from ", "cluster: 64 GPUs: v100 16 × 4 GPUs", "event-driven"}},
 		{"pollux", []string{"--workload", writeFile(t, "p.csv", polluxWorkload), "--cluster", "t4=8"}, []string{"workload: 2 Pollux jobs from ", "synthetic models", "round 1m0s, restart 30s (also on resizes)", "2 of 2 (2 finished"}},
-		{"shockwave", []string{"--workload", shockwave, "--throughputs", thr}, []string{"workload: 4 Shockwave jobs from ", "cluster: 32 GPUs: v100 8 × 4 GPUs", "round 2m0s, restart 20s"}},
+		{"shockwave", []string{"--workload", shockwave, "--throughputs", thr}, []string{"workload: 4 Shockwave jobs from ", "cluster: 32 GPUs: v100 8 × 4 GPUs", "round 2m0s, recompute 16m40s, restart 20s", `as the workload's simulator ran them: allox {"rule":"shockwave","alpha":0.2}`}},
 		{"format given", []string{"--workload", writeFile(t, "t.txt", tiresiasTrace), "--format", "tiresias"}, []string{"workload: 2 Tiresias jobs from "}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
