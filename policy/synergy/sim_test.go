@@ -68,3 +68,33 @@ func TestReproduction(t *testing.T) {
 		prev = ratio
 	}
 }
+
+// The headline at the knee, over seeds: at 8 jobs/h, where proportional
+// saturates and Tune still keeps up, one seed's queue decides the average,
+// so the gain is held as the mean over seeds 0–4 (2.74× measured, the
+// paper up to 3.4×) and by seed (1.70–3.78×): the mean at least 2.2× and
+// every seed at least 1.5×.
+func TestReproductionSeeds(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("about a minute of simulation; skipped in -short and under the race detector")
+	}
+	c := cluster(16)
+	w := sim.Window{Start: 4000, End: 5000}
+	sum := 0.0
+	for seed := range uint64(5) {
+		jobs, err := workload.SynergyGenerator{Seed: seed, Jobs: 5000, Rate: 8}.Generate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		prop := avgJCT(t, "synergy.proportional", c, jobs, w)
+		tune := avgJCT(t, "synergy.tune", c, jobs, w)
+		t.Logf("seed %d: proportional %6.2f h, tune %6.2f h, %.2f×", seed, prop, tune, prop/tune)
+		if prop/tune < 1.5 {
+			t.Errorf("seed %d: the gain is %.2f×, want at least 1.5×", seed, prop/tune)
+		}
+		sum += prop / tune
+	}
+	if mean := sum / 5; mean < 2.2 {
+		t.Errorf("mean gain over seeds 0–4 is %.2f×, want at least 2.2× (measured 2.74×)", mean)
+	}
+}
