@@ -150,8 +150,9 @@
 // Differences from Gavel's code (scheduler/throughput_estimator.py,
 // scheduler.py, and pmf_solve of the matrix_completion package):
 //
-//   - Gavel concatenates the rows of all accelerator types and matches
-//     once; here each accelerator type is matched on its own.
+//   - None in the layout: a Reference may be square (one type) or, as
+//     Gavel's, one block of columns per accelerator type side by side,
+//     matched once (workload.Colocation does so).
 //   - pmf_solve starts from unseeded random factors and stops once
 //     ‖X − X_prev‖_F/(rows·cols) < 10⁻³, after about 3 sweeps on Gavel's
 //     matrices, so its match depends on the start. Here the start is
