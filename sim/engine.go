@@ -64,6 +64,12 @@ type Simulation struct {
 	// throughput model, gradient statistics and profiled GPUs. It may modify
 	// j, which is the simulation's own copy (Elastic and Adaptive included).
 	Observe func(j *policy.Job, g allocation.Grant, run placement.Run, worked time.Duration)
+	// Inform, if set, is called with every snapshot before the policy
+	// sees it, to add the facts that relate jobs to one another, such as
+	// their throughputs when co-located (Job.Colocated), which no job
+	// knows alone. It may set the snapshot's jobs' fields but must not
+	// modify the maps they hold, which the simulation's jobs share.
+	Inform func(s *policy.Snapshot)
 	// Exclusive, if set, returns the job's runtime alone on its GPUs, the
 	// denominator of finish-time fairness ρ recorded as JobRecord.Exclusive
 	// (Adaptive.Exclusive gives an adaptive job's post-adaptation runtime).
@@ -267,7 +273,7 @@ func (r *replay) decide(ctx context.Context) error {
 		return nil
 	}
 	t0 := time.Now()
-	d, err := ask(ctx, r.pol, r.now, r.s.Cluster, r.active)
+	d, err := ask(ctx, r.pol, r.now, r.s.Cluster, r.active, r.s.Inform)
 	if err != nil {
 		return err
 	}
@@ -519,11 +525,15 @@ func (s *Simulation) rounds(round time.Duration) policy.Policy {
 	return &c
 }
 
-// ask gives the policy a snapshot of the active jobs at now.
-func ask(ctx context.Context, pol policy.Policy, now time.Duration, c allocation.Cluster, active []*state) (*policy.Decision, error) {
+// ask gives the policy a snapshot of the active jobs at now, informed by
+// inform if it is set.
+func ask(ctx context.Context, pol policy.Policy, now time.Duration, c allocation.Cluster, active []*state, inform func(*policy.Snapshot)) (*policy.Decision, error) {
 	snap := &policy.Snapshot{Now: now, Cluster: c, Jobs: make([]policy.Job, len(active))}
 	for i, st := range active {
 		snap.Jobs[i] = st.job
+	}
+	if inform != nil {
+		inform(snap)
 	}
 	d, err := pol.Allocate(ctx, snap)
 	if err != nil {
