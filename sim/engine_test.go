@@ -145,6 +145,48 @@ func TestSpeedHook(t *testing.T) {
 	}
 }
 
+// Inform's facts reach the policy, every call, and never the simulation's
+// own jobs: each snapshot comes to Inform without the last one's.
+func TestInformHook(t *testing.T) {
+	var seen []float64
+	s := &Simulation{
+		Cluster: allocation.Cluster{Servers: []allocation.Server{{ID: "n", Accelerator: "v100", GPUs: 1}}},
+		Policy:  &gavel.FIFO{},
+		Inform: func(snap *policy.Snapshot) {
+			for i := range snap.Jobs {
+				j := &snap.Jobs[i]
+				if j.Colocated != nil {
+					t.Errorf("job %s comes with %v from an earlier call", j.ID, j.Colocated)
+				}
+				j.Colocated = map[string]map[allocation.Accelerator]float64{"other": {"v100": 0.5}}
+			}
+		},
+	}
+	s.Policy = policyFunc(func(snap *policy.Snapshot) (*policy.Decision, error) {
+		for _, j := range snap.Jobs {
+			seen = append(seen, j.Colocated["other"]["v100"])
+		}
+		return (&gavel.FIFO{}).Allocate(context.Background(), snap)
+	})
+	res, err := s.Run(context.Background(), []policy.Job{job("A", 0, 1000*time.Second, 1), job("B", 2000*time.Second, 1000*time.Second, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 2 || slices.ContainsFunc(seen, func(x float64) bool { return x != 0.5 }) {
+		t.Errorf("the policy saw %v, want 0.5 at each of its two calls", seen)
+	}
+	if len(res.Jobs) != 2 {
+		t.Errorf("%d job records", len(res.Jobs))
+	}
+}
+
+// policyFunc is a policy made of one function.
+type policyFunc func(*policy.Snapshot) (*policy.Decision, error)
+
+func (policyFunc) Name() string { return "test.func" }
+
+func (f policyFunc) Allocate(_ context.Context, s *policy.Snapshot) (*policy.Decision, error) { return f(s) }
+
 // BenchmarkSimulation replays 1000 jobs from Gavel's generator at 5.6
 // jobs/hour on Gavel's 36/36/36 cluster under gavel.las with 1920 s
 // recomputation, and reports simulated rounds per second.
