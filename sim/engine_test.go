@@ -185,7 +185,9 @@ type policyFunc func(*policy.Snapshot) (*policy.Decision, error)
 
 func (policyFunc) Name() string { return "test.func" }
 
-func (f policyFunc) Allocate(_ context.Context, s *policy.Snapshot) (*policy.Decision, error) { return f(s) }
+func (f policyFunc) Allocate(_ context.Context, s *policy.Snapshot) (*policy.Decision, error) {
+	return f(s)
+}
 
 // BenchmarkSimulation replays 1000 jobs from Gavel's generator at 5.6
 // jobs/hour on Gavel's 36/36/36 cluster under gavel.las with 1920 s

@@ -88,21 +88,29 @@ const maxGeneratedSeconds = 1e9
 // profile is invalid, or no template of the profile can run at a drawn
 // scale factor.
 func (g Generator) Generate() ([]policy.Job, error) {
+	jobs, _, err := g.GenerateTemplates()
+	return jobs, err
+}
+
+// GenerateTemplates draws the workload as Generate does, and returns with
+// it the template each job trains, by index: what a model of co-location
+// (Colocation) needs to know which jobs share GPUs well.
+func (g Generator) GenerateTemplates() ([]policy.Job, []string, error) {
 	switch {
 	case g.Jobs < 0:
-		return nil, fmt.Errorf("sim: generator: jobs: %d is negative", g.Jobs)
+		return nil, nil, fmt.Errorf("sim: generator: jobs: %d is negative", g.Jobs)
 	case math.IsNaN(g.Rate) || math.IsInf(g.Rate, 0) || g.Rate < 0:
-		return nil, fmt.Errorf("sim: generator: rate: %v is not a finite non-negative number", g.Rate)
+		return nil, nil, fmt.Errorf("sim: generator: rate: %v is not a finite non-negative number", g.Rate)
 	}
 	p := g.Profile
 	if p.IsZero() {
 		p = DefaultProfile()
 	}
 	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("sim: generator: %w", err)
+		return nil, nil, fmt.Errorf("sim: generator: %w", err)
 	}
 	if g.Jobs == 0 {
-		return []policy.Job{}, nil
+		return []policy.Job{}, []string{}, nil
 	}
 	accs := p.Accelerators()
 	candidates := map[int][]int{} // scale factor -> indices into p.Templates
@@ -127,7 +135,7 @@ func (g Generator) Generate() ([]policy.Job, error) {
 	rScale, rDuration, rTemplate := stream(streamScale), stream(streamDuration), stream(streamTemplate)
 	rWeight, rSLO, rArrival := stream(streamWeight), stream(streamSLO), stream(streamArrival)
 
-	jobs := make([]policy.Job, g.Jobs)
+	jobs, templates := make([]policy.Job, g.Jobs), make([]string, g.Jobs)
 	arrival := 0.0
 	for i := range jobs {
 		s := drawScale(rScale)
@@ -137,13 +145,13 @@ func (g Generator) Generate() ([]policy.Job, error) {
 		duration := drawDuration(rDuration)
 		c, err := candidatesFor(s)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		t := p.Templates[c[rTemplate.IntN(len(c))]]
 		if g.Rate > 0 {
 			arrival += interArrival(rArrival, 3600/g.Rate)
 			if arrival > maxGeneratedSeconds {
-				return nil, fmt.Errorf("sim: generator: rate: %v jobs/hour puts job %d's arrival beyond %g s", g.Rate, i, float64(maxGeneratedSeconds))
+				return nil, nil, fmt.Errorf("sim: generator: rate: %v jobs/hour puts job %d's arrival beyond %g s", g.Rate, i, float64(maxGeneratedSeconds))
 			}
 		}
 		tp := make(map[allocation.Accelerator]float64, len(accs))
@@ -165,9 +173,9 @@ func (g Generator) Generate() ([]policy.Job, error) {
 			f := sloFactors[rSLO.IntN(len(sloFactors))]
 			j.Deadline = workloadSeconds(arrival + f*duration)
 		}
-		jobs[i] = j
+		jobs[i], templates[i] = j, t.Name
 	}
-	return jobs, nil
+	return jobs, templates, nil
 }
 
 var errNoRunnableTemplate = errors.New("no template of the profile can run")
