@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/dlsched/dlsched/workload"
 	"math"
 	"os"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	_ "github.com/dlsched/dlsched/policy/gandiva"
 	"github.com/dlsched/dlsched/policy/tiresias"
 	"github.com/dlsched/dlsched/sim"
+	"github.com/dlsched/dlsched/workload"
 )
 
 const v100 allocation.Accelerator = "v100"
