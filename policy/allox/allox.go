@@ -103,18 +103,10 @@ type worker struct {
 // Allocate keeps running jobs on their GPUs and starts the waiting jobs that
 // come first on the free GPUs in AlloX's matching.
 func (p *AlloX) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
-	if err := p.check(); err != nil {
-		return nil, err
-	}
-	s, out, err := policy.Screen(s)
+	s, d, jobs, err := open(ctx, p.check, s)
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("allox: %w", err)
-	}
-	d := &policy.Decision{Policy: p.Name(), Unscheduled: out}
-	jobs := eligible(s, d)
 
 	var round placement.Round
 	grant := func(j *policy.Job, k allocation.Accelerator, place []allocation.Assignment) {
@@ -198,6 +190,24 @@ func (p *AlloX) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decis
 	backfill(g, unknown, grant)
 	d.Allocation, d.Placement = round.Allocation(), round.Placement()
 	return d, nil
+}
+
+// open checks the configuration and ctx, screens s, and returns the
+// screened snapshot, a decision that leaves out the jobs AlloX cannot run,
+// and the others.
+func open(ctx context.Context, check func() error, s *policy.Snapshot) (*policy.Snapshot, *policy.Decision, []*policy.Job, error) {
+	if err := check(); err != nil {
+		return nil, nil, nil, err
+	}
+	s, out, err := policy.Screen(s)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, nil, fmt.Errorf("allox: %w", err)
+	}
+	d := &policy.Decision{Policy: "allox", Unscheduled: out}
+	return s, d, eligible(s, d), nil
 }
 
 // eligible returns the jobs of a screened snapshot that AlloX can run, by

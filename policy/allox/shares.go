@@ -95,18 +95,10 @@ func (p *Shares) check() error {
 
 // Allocate decides the shares of the snapshot's jobs.
 func (p *Shares) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
-	if err := p.check(); err != nil {
-		return nil, err
-	}
-	s, out, err := policy.Screen(s)
+	s, d, jobs, err := open(ctx, p.check, s)
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("allox: %w", err)
-	}
-	d := &policy.Decision{Policy: p.Name(), Unscheduled: out}
-	jobs := eligible(s, d)
 	kept, rest := p.split(jobs)
 	workers := freeWorkers(s.Cluster, kept, p.last)
 	cands, unknown := competing(s, rest)
