@@ -101,9 +101,9 @@ func avgJCT(t *testing.T, c allocation.Cluster, name string, config []byte, jobs
 	return sum.AvgJCT
 }
 
-// The dossier's ordering sanity on Tiresias' 60-job sample trace, on 2
-// servers of 4 GPUs: clairvoyant SRTF ≤ information-agnostic 2D-LAS ≤ FIFO.
-func TestOrdering60Jobs(t *testing.T) {
+// read60 reads Tiresias' 60-job sample trace, or skips the test without it.
+func read60(t *testing.T) []policy.Job {
+	t.Helper()
 	f, err := os.Open(tiresias60)
 	if errors.Is(err, os.ErrNotExist) {
 		t.Skipf("%s absent", tiresias60)
@@ -116,6 +116,13 @@ func TestOrdering60Jobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return jobs
+}
+
+// The dossier's ordering sanity on Tiresias' 60-job sample trace, on 2
+// servers of 4 GPUs: clairvoyant SRTF ≤ information-agnostic 2D-LAS ≤ FIFO.
+func TestOrdering60Jobs(t *testing.T) {
+	jobs := read60(t)
 	c := servers(2, 4)
 	srtf := avgJCT(t, c, "baseline.srtf", nil, jobs)
 	las := avgJCT(t, c, "tiresias.las", nil, jobs)
@@ -199,18 +206,7 @@ func TestReproduction(t *testing.T) {
 // gives 771.6 s (−6.2 %), and the simulator's formula at the attained
 // service (simulator_at) 788.3 s (−4.2 %).
 func TestSimulatorParity60Jobs(t *testing.T) {
-	f, err := os.Open(tiresias60)
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("%s absent", tiresias60)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	jobs, err := workload.ReadTiresiasTrace(f, "60_job.csv", v100)
-	if err != nil {
-		t.Fatal(err)
-	}
+	jobs := read60(t)
 	samples, err := json.Marshal(readSamples(t, gput1000))
 	if err != nil {
 		t.Fatal(err)
