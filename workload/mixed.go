@@ -45,7 +45,9 @@ type Mixed struct {
 	// FactResources, FactSkew, FactWeight or FactTenant the job carries no
 	// such fact; without FactHeterogeneity it runs on the reference type
 	// only. Length stays (the simulator needs it), and so do locality and
-	// co-location: they are physics, not facts.
+	// co-location, which are physics; the co-located throughputs reach a
+	// policy through Physics.Inform, which a simulation plugs in for views
+	// that keep FactColocation.
 	Facts policy.Facts
 }
 

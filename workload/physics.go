@@ -99,6 +99,40 @@ func (p *Physics) colocation(t *Truth, id string, run placement.Run) float64 {
 	return t.Colocation[o.Model]
 }
 
+// Inform tells each job of s its throughput beside every other job of its
+// GPU count with which both make progress (Job.Colocated): its Throughput
+// on each type times its co-location factor beside the partner's model,
+// what Gavel's profiler measures and Gandiva's introspection reads. Jobs
+// without a Truth, or whose Truth lists no co-location, are told nothing.
+func (p *Physics) Inform(s *policy.Snapshot) {
+	for i := range s.Jobs {
+		a := &s.Jobs[i]
+		ta := p.Jobs[a.ID]
+		if ta == nil || len(ta.Colocation) == 0 {
+			continue
+		}
+		col := make(map[string]map[allocation.Accelerator]float64)
+		for j := range s.Jobs {
+			b := &s.Jobs[j]
+			tb := p.Jobs[b.ID]
+			if i == j || tb == nil || a.GPUs != b.GPUs || !(ta.Colocation[tb.Model] > 0 && tb.Colocation[ta.Model] > 0) {
+				continue
+			}
+			for k, x := range a.Throughput {
+				if x > 0 && b.Throughput[k] > 0 {
+					if col[b.ID] == nil {
+						col[b.ID] = make(map[allocation.Accelerator]float64)
+					}
+					col[b.ID][k] = x * ta.Colocation[tb.Model]
+				}
+			}
+		}
+		if len(col) > 0 {
+			a.Colocated = col
+		}
+	}
+}
+
 // Observe updates what job j reports after it ran, as a real job's
 // profiler would: its gradient statistics at its progress, the largest
 // GPU count it ran on, its regime history and batch size, and its

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/internal/simtest"
 	"github.com/dlsched/dlsched/placement"
@@ -128,6 +130,36 @@ func TestPhysicsColocation(t *testing.T) {
 	pair.Partner = "c"
 	if got := p.Speed(&policy.Job{ID: "a", StepsTotal: 1}, allocation.Grant{GPUs: 1}, pair); got != 0 {
 		t.Errorf("a beside c: %v, want 0", got)
+	}
+}
+
+// Inform tells a and b of each other at their throughput times their
+// factor, on the types both run on; c (no co-location) and d (2 GPUs)
+// are told nothing, and nobody is told of them.
+func TestPhysicsInform(t *testing.T) {
+	base := map[allocation.Accelerator]float64{"v100": 10}
+	p := &Physics{Jobs: map[string]*Truth{
+		"a": {Model: "A", GPUs: 1, Batch: 1, Base: base, Colocation: map[string]float64{"B": 0.6, "C": 0.9, "A": 0.5}},
+		"b": {Model: "B", GPUs: 1, Batch: 1, Base: base, Colocation: map[string]float64{"A": 0.7}},
+		"c": {Model: "C", GPUs: 1, Batch: 1, Base: base},
+		"d": {Model: "A", GPUs: 2, Batch: 1, Base: base, Colocation: map[string]float64{"A": 0.5, "B": 0.6}},
+	}}
+	thr := func(v100, k80 float64) map[allocation.Accelerator]float64 {
+		return map[allocation.Accelerator]float64{"v100": v100, "k80": k80}
+	}
+	s := &policy.Snapshot{Jobs: []policy.Job{
+		{ID: "a", GPUs: 1, Throughput: thr(10, 4)},
+		{ID: "b", GPUs: 1, Throughput: thr(20, 0)},
+		{ID: "c", GPUs: 1, Throughput: thr(10, 4)},
+		{ID: "d", GPUs: 2, Throughput: thr(10, 4)},
+	}}
+	p.Inform(s)
+	type col = map[string]map[allocation.Accelerator]float64
+	want := []col{{"b": {"v100": 6}}, {"a": {"v100": 14}}, nil, nil}
+	for i, j := range s.Jobs {
+		if diff := cmp.Diff(want[i], col(j.Colocated)); diff != "" {
+			t.Errorf("job %s (-want +got):\n%s", j.ID, diff)
+		}
 	}
 }
 
