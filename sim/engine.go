@@ -442,13 +442,18 @@ func (r *replay) advance(works []work, alloc allocation.Allocation, end time.Dur
 		lost := min(st.overhead, length)
 		st.overhead -= lost
 		secs := (length - lost).Seconds()
-		if w.finish <= end {
+		// A finish a nanosecond past the end, its time rounded up, can
+		// still do every step: it finishes at the end, not a round later
+		// (a policy that gives no time to a job without steps left would
+		// never run it again).
+		if done := st.job.StepsDone + w.rate*secs; w.finish <= end || done >= st.job.StepsTotal {
+			fin := min(w.finish, end)
 			st.finished = true
-			st.rec.Finished, st.rec.Finish = true, w.finish
-			secs = (w.finish - w.start).Seconds()
+			st.rec.Finished, st.rec.Finish = true, fin
+			secs = max(0, (fin - w.start).Seconds())
 			st.job.StepsDone = st.job.StepsTotal
 		} else {
-			st.job.StepsDone = min(st.job.StepsTotal, st.job.StepsDone+w.rate*secs)
+			st.job.StepsDone = done
 		}
 		// Service is charged on the GPUs the run holds, which an
 		// elastic policy may have set apart from the job's request.
