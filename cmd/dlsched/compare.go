@@ -388,7 +388,7 @@ func finishedJCTs(perJob []sim.JobMetrics) []float64 {
 func (s *setup) present(insts []*instance) policy.Facts {
 	var f policy.Facts
 	for _, in := range insts {
-		f |= policy.Present(&policy.Snapshot{Cluster: s.cluster, Jobs: in.jobs})
+		f |= policy.Present(&policy.Snapshot{Cluster: s.cluster, Jobs: in.jobs}) | in.informs
 	}
 	return f
 }

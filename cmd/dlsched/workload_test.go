@@ -165,3 +165,21 @@ func TestSynergyWorkload(t *testing.T) {
 		t.Errorf("tune and proportional have the same average JCT %s h: no CPU model?", f2[1])
 	}
 }
+
+// The mixed workload tells policies the jobs' co-located throughputs, so
+// gandiva (introspection) does not lack them; a system's view that keeps
+// no co-location (Pollux's) does not tell them.
+func TestMixedInformsColocation(t *testing.T) {
+	for _, tc := range []struct {
+		workload string
+		lacks    bool
+	}{{"mixed", false}, {"pollux", true}} {
+		code, out, errOut := runCLI(t, "", "compare", "--policies", "gandiva", "--workload", tc.workload, "--jobs", "12", "--out", t.TempDir())
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.workload, code, errOut)
+		}
+		if got := strings.Contains(out, "lacks: colocation"); got != tc.lacks {
+			t.Errorf("%s: lacks colocation %v, want %v:\n%s", tc.workload, got, tc.lacks, out)
+		}
+	}
+}

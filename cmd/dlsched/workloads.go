@@ -48,6 +48,9 @@ type instance struct {
 	// simulation and returns the jobs that run simulates: a fresh copy when
 	// the model keeps state per job, so that no two runs share it.
 	attach func(sm *sim.Simulation, jobs []policy.Job) ([]policy.Job, error)
+	// informs are the facts the jobs do not carry but attach has the
+	// simulation tell the policy (sim.Simulation.Inform).
+	informs policy.Facts
 }
 
 // jobsFor returns the jobs policy p simulates: the tuned ones (each
@@ -164,12 +167,22 @@ func mixed(keep policy.Facts) func(d draw) (*instance, error) {
 			return nil, err
 		}
 		onCluster(jobs, d.cluster)
+		// Co-located throughputs relate jobs to one another: each
+		// snapshot is told them, as a profiler would, when the view
+		// keeps them.
+		var informs policy.Facts
+		if keep == 0 || keep&policy.FactColocation != 0 {
+			informs = policy.FactColocation
+		}
 		attach := func(sm *sim.Simulation, jobs []policy.Job) ([]policy.Job, error) {
 			p := &workload.Physics{Jobs: phys.Jobs, Resources: workload.Resources{Cluster: sm.Cluster}}
 			sm.Speed, sm.Observe, sm.Exclusive = p.Speed, p.Observe, p.Exclusive
+			if informs != 0 {
+				sm.Inform = p.Inform
+			}
 			return jobs, nil
 		}
-		return &instance{jobs: jobs, attach: attach}, nil
+		return &instance{jobs: jobs, attach: attach, informs: informs}, nil
 	}
 }
 
