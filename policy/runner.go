@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,11 @@ const maxRetryInterval = time.Minute
 // choice, so the Runner converts it to wall time: it records the wall time t
 // at which Snapshot returned and wakes at t + (Wake − Now), or as soon as
 // MinInterval allows if that is already past. Wake zero means no wake-up.
+//
+// A panic in Snapshot or Allocate is recovered into an error wrapping
+// ErrPanicked, with the panic value and the stack, and handled as a
+// failure; a policy that panicked is restored from the state saved with
+// the last good decision, if State is set. Failures counts them all.
 //
 // When Snapshot or Allocate fails, the previous decision stays published,
 // the error goes to OnError, and Run retries on its own after
@@ -102,6 +108,19 @@ type Runner struct {
 	trigger chan struct{} // capacity 1: a pending request
 	running atomic.Bool
 	latest  atomic.Pointer[Decision]
+	failed  atomic.Uint64
+}
+
+// Failures returns how many recomputations have failed since the Runner
+// was made: errors and panics of Snapshot or Allocate, and nil snapshots or
+// decisions. It is safe to call at any time.
+func (r *Runner) Failures() uint64 { return r.failed.Load() }
+
+// report passes a non-nil err to OnError, if set.
+func (r *Runner) report(err error) {
+	if err != nil && r.OnError != nil {
+		r.OnError(err)
+	}
 }
 
 // StateStore keeps a Stateful policy's state for a Runner across restarts
@@ -210,9 +229,13 @@ func (r *Runner) Run(ctx context.Context) error {
 			}
 			if err != nil {
 				failures++
+				r.failed.Add(1)
 				retryAt = last.Add(retryDelay(minInterval, failures))
-				if r.OnError != nil {
-					r.OnError(err)
+				r.report(err)
+				if errors.Is(err, ErrPanicked) {
+					// Its memory may be half updated: go on from the
+					// state saved with the last good decision.
+					r.report(r.restore(ctx))
 				}
 			} else {
 				failures, retryAt, wakeAt = 0, time.Time{}, wake
@@ -255,7 +278,7 @@ func (r *Runner) recompute(ctx context.Context) (time.Time, error) {
 	case <-r.trigger:
 	default:
 	}
-	s, err := r.Snapshot(ctx)
+	s, err := guard(r.Policy.Name()+"'s snapshot", func() (*Snapshot, error) { return r.Snapshot(ctx) })
 	if err != nil {
 		return time.Time{}, fmt.Errorf("policy runner: snapshot: %w", err)
 	}
@@ -263,7 +286,7 @@ func (r *Runner) recompute(ctx context.Context) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("policy runner: snapshot: %w: nil snapshot", ErrInvalidSnapshot)
 	}
 	taken := time.Now()
-	d, err := r.Policy.Allocate(ctx, s)
+	d, err := guard(r.Policy.Name(), func() (*Decision, error) { return r.Policy.Allocate(ctx, s) })
 	if err != nil {
 		return time.Time{}, fmt.Errorf("policy runner: allocate: %w", err)
 	}
@@ -281,6 +304,24 @@ func (r *Runner) recompute(ctx context.Context) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	return taken.Add(max(d.Wake-s.Now, 0)), nil
+}
+
+// ErrPanicked wraps a panic that a Runner recovered from a policy's
+// Allocate or from its Snapshot function; the error's text holds the panic
+// value and the goroutine's stack.
+var ErrPanicked = errors.New("panicked")
+
+// guard calls f and turns a panic in it into an error wrapping
+// ErrPanicked, so that a faulty policy fails one recomputation instead of
+// the process that embeds it.
+func guard[T any](who string, f func() (T, error)) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			var zero T
+			v, err = zero, fmt.Errorf("%s %w: %v\n%s", who, ErrPanicked, p, debug.Stack())
+		}
+	}()
+	return f()
 }
 
 // stateful returns the policy as a Stateful when its state is persisted.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -23,6 +24,7 @@ type counterPolicy struct {
 	mu      sync.Mutex
 	count   int
 	saveErr error
+	panics  bool // Allocate counts, then panics
 }
 
 type counterState struct {
@@ -36,6 +38,9 @@ func (p *counterPolicy) Allocate(ctx context.Context, s *policy.Snapshot) (*poli
 	defer p.mu.Unlock()
 	p.count++
 	p.log.add("allocate %d", p.count)
+	if p.panics {
+		panic(fmt.Sprintf("fake.counter fails at %d", p.count))
+	}
 	d := &policy.Decision{Policy: p.Name(), Objective: float64(p.count), Allocation: allocation.Allocation{}}
 	for _, j := range s.Jobs {
 		d.Allocation[j.ID] = allocation.Grant{GPUs: j.GPUs, Shares: map[allocation.Accelerator]float64{"v100": 1}}
@@ -420,5 +425,38 @@ func TestRunnerStateStatelessPolicy(t *testing.T) {
 		if got := store.saved(); got != `{"count":3}` {
 			t.Errorf("store holds %s, want it untouched", got)
 		}
+	})
+}
+
+// A panic in Allocate fails that recomputation, not the process: the error
+// wraps ErrPanicked with the panic value and the stack, the last decision
+// stays published, Failures counts it, and the policy, whose counter the
+// panic left half updated, is restored from the state saved with the last
+// good decision before it decides again.
+func TestRunnerRecoversPanic(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newStateHarness(t, newMemStore(""))
+		h.start()
+		synctest.Wait()
+		h.wantEvents("load", "allocate 1", "decision 1", `save {"count":1}`)
+		first := h.r.Decision()
+		h.p.set(func(p *counterPolicy) { p.panics = true })
+		h.r.Trigger()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		h.wantEvents("allocate 2", "error", "load", `restore {"count":1}`)
+		errs := h.hookErrors()
+		if len(errs) != 1 || !errors.Is(errs[0], policy.ErrPanicked) ||
+			!strings.Contains(errs[0].Error(), "fake.counter fails at 2") || !strings.Contains(errs[0].Error(), "runner_state_test.go") {
+			t.Fatalf("OnError saw %v, want one ErrPanicked with the value and the stack", errs)
+		}
+		if h.r.Decision() != first || h.r.Failures() != 1 {
+			t.Fatalf("decision %+v and %d failures, want the first and 1", h.r.Decision(), h.r.Failures())
+		}
+		h.p.set(func(p *counterPolicy) { p.panics = false })
+		time.Sleep(time.Second)
+		synctest.Wait()
+		h.wantEvents("allocate 2", "decision 2", `save {"count":2}`)
+		h.stop()
 	})
 }
