@@ -322,8 +322,23 @@ func throughputs(field string, t map[allocation.Accelerator]float64, types []all
 // hold j.GPUs GPUs in whole workers of j.Worker() GPUs. Validate applies it to every job except elastic ones, whose
 // GPU count a policy may change; a policy that keeps GPU counts fixed applies
 // it to those too. The error wraps ErrInvalidSnapshot and names the job.
-func (j *Job) Runnable(c allocation.Cluster) error {
-	if err := j.runnable(newCensus(c)); err != nil {
+//
+// It takes the measure of the whole cluster at each call: a policy that
+// checks many jobs builds a Census once and asks it instead.
+func (j *Job) Runnable(c allocation.Cluster) error { return NewCensus(c).Runnable(j) }
+
+// Census is what deciding whether jobs fit needs of a cluster, measured
+// once: checking n jobs against a Census costs O(n + servers), where
+// Job.Runnable for each costs O(n·servers). It is not safe for concurrent
+// use.
+type Census struct{ cs *census }
+
+// NewCensus measures cluster c.
+func NewCensus(c allocation.Cluster) Census { return Census{newCensus(c)} }
+
+// Runnable is Job.Runnable on the census' cluster.
+func (c Census) Runnable(j *Job) error {
+	if err := j.runnable(c.cs); err != nil {
 		return fmt.Errorf("%w: job %q: %w", ErrInvalidSnapshot, j.ID, err)
 	}
 	return nil

@@ -2,7 +2,9 @@ package policy_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -478,5 +480,46 @@ func TestValidateMessage(t *testing.T) {
 	want := `invalid snapshot: job "B": weight: -2 is not a finite non-negative number`
 	if err == nil || err.Error() != want {
 		t.Fatalf("Validate = %v, want %s", err, want)
+	}
+}
+
+// A Census shared by many jobs answers each as a fresh one does: its memo
+// of worker capacities never leaks one job's answer into another's.
+func TestCensusShared(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for range 50 {
+		var c allocation.Cluster
+		for i := range 1 + r.IntN(6) {
+			c.Servers = append(c.Servers, allocation.Server{ID: fmt.Sprint(i), Accelerator: []allocation.Accelerator{"v100", "k80"}[r.IntN(2)], GPUs: 1 + r.IntN(8)})
+		}
+		shared := policy.NewCensus(c)
+		for range 20 {
+			w := 1 << r.IntN(3)
+			j := &policy.Job{ID: "j", GPUs: w * (1 + r.IntN(4)), GPUsPerWorker: w,
+				Throughput: map[allocation.Accelerator]float64{"v100": float64(r.IntN(2)), "k80": 1}}
+			if got, want := shared.Runnable(j), policy.NewCensus(c).Runnable(j); (got == nil) != (want == nil) {
+				t.Fatalf("cluster %+v, job %+v: shared census says %v, a fresh one %v", c, j, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkCensus checks 10,000 elastic jobs against 2,000 servers with one
+// Census, as a policy's round does; Job.Runnable per job measured the
+// cluster again each time (gavel.fifo on 50,000 such jobs and 10,000
+// servers: 2 min 47 s before, 2.2 s with the census, one run on 2 cores).
+func BenchmarkCensus(b *testing.B) {
+	var c allocation.Cluster
+	for i := range 2000 {
+		c.Servers = append(c.Servers, allocation.Server{ID: fmt.Sprint(i), Accelerator: "v100", GPUs: 8})
+	}
+	j := &policy.Job{ID: "j", GPUs: 4, GPUsPerWorker: 2, Throughput: map[allocation.Accelerator]float64{"v100": 1}}
+	for b.Loop() {
+		cs := policy.NewCensus(c)
+		for range 10000 {
+			if err := cs.Runnable(j); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }

@@ -215,6 +215,7 @@ func open(ctx context.Context, check func() error, s *policy.Snapshot) (*policy.
 // for, so an elastic job needs a GPU count that some type holds.
 func eligible(s *policy.Snapshot, d *policy.Decision) []*policy.Job {
 	jobs := make([]*policy.Job, 0, len(s.Jobs))
+	census := policy.NewCensus(s.Cluster)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if j.GPUs < 1 {
@@ -223,7 +224,7 @@ func eligible(s *policy.Snapshot, d *policy.Decision) []*policy.Job {
 		}
 		if j.Elastic == nil {
 			// Screen checked that its GPU count fits.
-		} else if err := j.Runnable(s.Cluster); err != nil {
+		} else if err := census.Runnable(j); err != nil {
 			d.Leave(j.ID, policy.Reason(err))
 			continue
 		}

@@ -137,6 +137,7 @@ func decide(ctx context.Context, name string, s *policy.Snapshot, key func(*poli
 		key float64
 	}
 	jobs := make([]ranked, 0, len(s.Jobs))
+	census := policy.NewCensus(s.Cluster)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if j.GPUs < 1 {
@@ -145,7 +146,7 @@ func decide(ctx context.Context, name string, s *policy.Snapshot, key func(*poli
 		}
 		if j.Elastic == nil {
 			// Screen checked that its GPU count fits.
-		} else if err := j.Runnable(s.Cluster); err != nil {
+		} else if err := census.Runnable(j); err != nil {
 			d.Leave(j.ID, policy.Reason(err))
 			continue
 		}

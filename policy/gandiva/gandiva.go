@@ -283,6 +283,7 @@ func (p *Gandiva) begin(s *policy.Snapshot, out map[string]string) *run {
 		r.srv[srv.ID] = srv
 	}
 	demand := 0
+	census := policy.NewCensus(s.Cluster)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		g := j.GPUs
@@ -292,7 +293,7 @@ func (p *Gandiva) begin(s *policy.Snapshot, out map[string]string) *run {
 		if j.Elastic != nil { // Screen checked the others' GPU counts
 			c := *j
 			c.GPUs = g
-			if err := c.Runnable(s.Cluster); err != nil {
+			if err := census.Runnable(&c); err != nil {
 				if r.out == nil {
 					r.out = make(map[string]string)
 				}

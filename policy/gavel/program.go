@@ -28,6 +28,7 @@ func prepare(ctx context.Context, name string, s *policy.Snapshot) (*policy.Snap
 	all := sortedJobs(s.Jobs)
 	jobs := all[:0:0]
 	room := make(map[shape]int)
+	census := policy.NewCensus(s.Cluster)
 	for _, j := range all {
 		if j.GPUs == 0 {
 			out = leave(out, j.ID, fmt.Sprintf("gpus: 0; %s needs the number of GPUs the job runs on", name))
@@ -35,7 +36,7 @@ func prepare(ctx context.Context, name string, s *policy.Snapshot) (*policy.Snap
 		}
 		if j.Elastic == nil {
 			// Screen checked that its GPU count fits.
-		} else if err := j.Runnable(s.Cluster); err != nil {
+		} else if err := census.Runnable(j); err != nil {
 			out = leave(out, j.ID, policy.Reason(err))
 			continue
 		}

@@ -237,6 +237,7 @@ func screen(s *policy.Snapshot, least func(*policy.Job) int) (*policy.Snapshot, 
 		return nil, nil, err
 	}
 	var never map[string]bool
+	census := policy.NewCensus(s.Cluster)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if j.Elastic == nil {
@@ -250,7 +251,7 @@ func screen(s *policy.Snapshot, least func(*policy.Job) int) (*policy.Snapshot, 
 				c.Throughput[t] = 1
 			}
 		}
-		if err := c.Runnable(s.Cluster); err != nil {
+		if err := census.Runnable(&c); err != nil {
 			if out == nil {
 				out = make(map[string]string)
 			}

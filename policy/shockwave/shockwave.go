@@ -266,6 +266,7 @@ func (p *Shockwave) left(out map[string]string, fair map[string][]Estimate) map[
 // arrival, to take the GPUs the plan leaves idle.
 func forecast(s *policy.Snapshot, d *policy.Decision) (jobs, unknown []*job) {
 	jobs = make([]*job, 0, len(s.Jobs))
+	census := policy.NewCensus(s.Cluster)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if j.GPUs < 1 {
@@ -274,7 +275,7 @@ func forecast(s *policy.Snapshot, d *policy.Decision) (jobs, unknown []*job) {
 		}
 		if j.Elastic == nil {
 			// Screen checked that its GPU count fits.
-		} else if err := j.Runnable(s.Cluster); err != nil {
+		} else if err := census.Runnable(j); err != nil {
 			d.Leave(j.ID, policy.Reason(err))
 			continue
 		}

@@ -327,6 +327,7 @@ func prepare(ctx context.Context, name string, cfg Config, s *policy.Snapshot) (
 	}
 	r.free = free
 	jobs := make([]*job, 0, len(s.Jobs))
+	census := policy.NewCensus(s.Cluster)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if j.GPUs < 1 {
@@ -335,7 +336,7 @@ func prepare(ctx context.Context, name string, cfg Config, s *policy.Snapshot) (
 		}
 		if j.Elastic == nil {
 			// Screen checked that its GPU count fits.
-		} else if err := j.Runnable(s.Cluster); err != nil {
+		} else if err := census.Runnable(j); err != nil {
 			r.leave(j.ID, policy.Reason(err))
 			continue
 		}

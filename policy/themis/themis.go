@@ -231,6 +231,7 @@ func (p *Themis) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("themis: %w", err)
 	}
+	census := policy.NewCensus(s.Cluster)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		why := ""
@@ -238,7 +239,7 @@ func (p *Themis) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 			why = fmt.Sprintf("gpus: %d; themis leases time on gangs of a fixed size", j.GPUs)
 		} else if j.Elastic == nil {
 			// Screen checked that its GPU count fits.
-		} else if err := j.Runnable(s.Cluster); err != nil {
+		} else if err := census.Runnable(j); err != nil {
 			why = policy.Reason(err)
 		}
 		if why != "" {

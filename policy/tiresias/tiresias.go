@@ -307,6 +307,7 @@ func screen(name string, s *policy.Snapshot) (*policy.Snapshot, map[string]strin
 		return nil, nil, err
 	}
 	var never []string
+	census := policy.NewCensus(s.Cluster)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		why := ""
@@ -314,7 +315,7 @@ func screen(name string, s *policy.Snapshot) (*policy.Snapshot, map[string]strin
 			why = fmt.Sprintf("gpus: %d; %s needs a fixed GPU count", j.GPUs, name)
 		} else if j.Elastic == nil {
 			continue // Screen checked that its GPU count fits
-		} else if err := j.Runnable(s.Cluster); err != nil {
+		} else if err := census.Runnable(j); err != nil {
 			why = policy.Reason(err)
 		} else {
 			continue
