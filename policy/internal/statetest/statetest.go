@@ -150,15 +150,7 @@ func (w *World) play(t *testing.T, p policy.Policy, from int, st world, before f
 		if err != nil {
 			t.Fatalf("round %d (now %v): %v", i, s.Now, err)
 		}
-		b, err := json.Marshal(d)
-		if err != nil {
-			t.Fatalf("round %d: marshal the decision: %v", i, err)
-		}
-		r := Round{Now: s.Now, Decision: string(b), Wake: d.Wake}
-		for _, j := range s.Jobs {
-			r.Jobs = append(r.Jobs, j.ID)
-		}
-		out = append(out, r)
+		out = append(out, round(t, i, s, d))
 		w.advance(s, d, st)
 		if after != nil {
 			after(i)
