@@ -549,3 +549,66 @@ func TestJSONDurationBoundary(t *testing.T) {
 		t.Errorf("wake 9223372036.854776 decoded to %v, want an error", d.Wake)
 	}
 }
+
+// DecodeSnapshot names a typo, a key in the wrong case and where each is;
+// it accepts what Marshal writes; json.Unmarshal stays lenient.
+func TestDecodeSnapshotStrict(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"jobs":[{"id":"a","gpus":1,"thruoghput":{"v100":1}}]}`, `jobs[0].thruoghput: unknown key "thruoghput"`},
+		{`{"jobs":[{"id":"a","GPUs":1}]}`, `jobs[0].GPUs: key "GPUs": write it "gpus"`},
+		{`{"cluster":{"servers":[{"id":"s","accelerator":"v100","gpus":1,"memory":8}]}}`, `cluster.servers[0].memory: unknown key`},
+		{`{"jobs":[{"id":"a","elastic":{"batch_size":8,"perf":{"alpha_c":1,"betac":2}}}]}`, `jobs[0].elastic.perf.betac: unknown key`},
+		{`{"nwo":3}`, `nwo: unknown key`},
+		{`{} {}`, `trailing data`},
+	} {
+		_, err := policy.DecodeSnapshot([]byte(tc.in))
+		if !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want ErrInvalidSnapshot naming %q", tc.in, err, tc.want)
+		}
+		var lenient policy.Snapshot
+		if tc.want != "trailing data" {
+			if err := json.Unmarshal([]byte(tc.in), &lenient); err != nil {
+				t.Errorf("%s: lenient decode failed: %v", tc.in, err)
+			}
+		}
+	}
+	full := policy.Snapshot{Now: 5 * time.Second, Jobs: []policy.Job{{ID: "a", GPUs: 2, GPUsPerWorker: 1, Arrival: time.Second, Deadline: time.Hour,
+		Throughput: map[allocation.Accelerator]float64{"v100": 1}, Colocated: map[string]map[allocation.Accelerator]float64{"b": {"v100": 0.5}},
+		Elastic: &policy.Elastic{MinGPUs: 1, MaxGPUs: 4, BatchSize: 32}, Adaptive: &policy.Adaptive{Regimes: []int{32}, EpochSeconds: []float64{1}, Epochs: 2},
+		Placement: []allocation.Assignment{{Server: "s", GPUs: 2}}}},
+		Cluster: allocation.Cluster{Servers: []allocation.Server{{ID: "s", Accelerator: "v100", GPUs: 4, CPUs: 8, MemoryGB: 32}}}}
+	b, err := json.Marshal(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := policy.DecodeSnapshot(b)
+	if err != nil {
+		t.Fatalf("what Marshal writes is refused: %v\n%s", err, b)
+	}
+	if diff := cmp.Diff(full, *got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+// Whatever DecodeSnapshot accepts, json.Unmarshal decodes to the same
+// snapshot; whatever json.Unmarshal refuses, DecodeSnapshot refuses; and
+// nothing panics.
+func FuzzDecodeSnapshot(f *testing.F) {
+	for _, s := range []string{`{"jobs":[{"id":"a","gpus":1,"throughput":{"v100":1}}]}`, `{"now":3,"cluster":{"servers":[{"id":"s","accelerator":"v100","gpus":2}]}}`,
+		`{"jobs":[{"id":"a","GPUs":1}]}`, `{"jobs":[{"id":"a","elastic":{"perf":{"alpha_c":1}}}]}`, `[]`, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		strictSnap, strictErr := policy.DecodeSnapshot(data)
+		var lenient policy.Snapshot
+		lenientErr := json.Unmarshal(data, &lenient)
+		switch {
+		case strictErr == nil && lenientErr != nil:
+			t.Fatalf("strict accepts what lenient refuses (%v): %q", lenientErr, data)
+		case strictErr == nil && !cmp.Equal(*strictSnap, lenient):
+			t.Fatalf("strict and lenient decode %q differently", data)
+		case strictErr != nil && !errors.Is(strictErr, policy.ErrInvalidSnapshot):
+			t.Fatalf("error %v does not wrap ErrInvalidSnapshot", strictErr)
+		}
+	})
+}

@@ -3,7 +3,7 @@
 // Usage:
 //
 //	dlsched policies                       list the registered policies
-//	dlsched allocate --policy NAME [--in FILE] [--config JSON] [--strict]
+//	dlsched allocate --policy NAME [--in FILE] [--config JSON] [--strict] [--lenient]
 //	                                       read a snapshot (JSON, stdin by
 //	                                       default) and print the decision:
 //	                                       shares, placement, the jobs left
@@ -11,7 +11,9 @@
 //	                                       the changes a binder carries out
 //	                                       ("changes": start, stop, keep,
 //	                                       migrate, resize); --strict fails
-//	                                       instead when a job is left out
+//	                                       instead when a job is left out;
+//	                                       an unknown key is an error unless
+//	                                       --lenient
 //	dlsched allocate --example [--policy NAME]
 //	                                       decide on the built-in example
 //	dlsched example                        print the built-in example snapshot
@@ -156,7 +158,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return 1
 }
 
-const usage = "usage: dlsched policies | allocate --policy NAME [--in FILE] [--config JSON] [--example] [--strict] | example | simulate [--policy NAME] [flags] | compare [--policies A,B,...|all] [--strict] [--seeds N] [--rates R,...] [flags]; " +
+const usage = "usage: dlsched policies | allocate --policy NAME [--in FILE] [--config JSON] [--example] [--strict] [--lenient] | example | simulate [--policy NAME] [flags] | compare [--policies A,B,...|all] [--strict] [--seeds N] [--rates R,...] [flags]; " +
 	"workload flags: --workload NAME|FILE [--format F] [--jobs --rate --seed --multi-gpu --priorities] [--models DIR] [--throughputs FILE]; --events; " +
 	"--cluster --round --recompute --restart --window --out --progress"
 
@@ -195,6 +197,7 @@ func allocate(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	config := fs.String("config", "", "policy configuration as a JSON object")
 	useExample := fs.Bool("example", false, "use the built-in example snapshot")
 	strict := fs.Bool("strict", false, "fail when any job would be left out, instead of scheduling the others")
+	lenient := fs.Bool("lenient", false, "ignore unknown snapshot keys and match keys in any case, instead of refusing them")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -217,15 +220,15 @@ func allocate(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	if err != nil {
 		return usageError{err}
 	}
-	var snap policy.Snapshot
-	if err := decode(data, &snap); err != nil {
-		return err
-	}
-	d, err := p.Allocate(ctx, &snap)
+	snap, err := decode(data, *lenient)
 	if err != nil {
 		return err
 	}
-	return printDecision(stdout, &snap, d)
+	d, err := p.Allocate(ctx, snap)
+	if err != nil {
+		return err
+	}
+	return printDecision(stdout, snap, d)
 }
 
 // printDecision writes the decision as JSON, with the changes a binder
@@ -247,19 +250,24 @@ func printDecision(w io.Writer, s *policy.Snapshot, d *policy.Decision) error {
 	return enc.Encode(fields)
 }
 
-// decode reads exactly one JSON snapshot.
-func decode(data []byte, snap *policy.Snapshot) error {
+// decode reads exactly one JSON snapshot, strictly (policy.DecodeSnapshot)
+// unless lenient.
+func decode(data []byte, lenient bool) (*policy.Snapshot, error) {
+	if !lenient {
+		return policy.DecodeSnapshot(data)
+	}
+	snap := new(policy.Snapshot)
 	d := json.NewDecoder(bytes.NewReader(data))
 	if err := d.Decode(snap); err != nil {
 		if errors.Is(err, policy.ErrInvalidSnapshot) {
-			return err
+			return nil, err
 		}
-		return fmt.Errorf("%w: %v", policy.ErrInvalidSnapshot, err)
+		return nil, fmt.Errorf("%w: %v", policy.ErrInvalidSnapshot, err)
 	}
 	if d.More() {
-		return fmt.Errorf("%w: trailing data after the snapshot", policy.ErrInvalidSnapshot)
+		return nil, fmt.Errorf("%w: trailing data after the snapshot", policy.ErrInvalidSnapshot)
 	}
-	return nil
+	return snap, nil
 }
 
 // helpRequest is -h, -help or --help given to a subcommand: run prints the

@@ -141,3 +141,17 @@ func TestErrors(t *testing.T) {
 		})
 	}
 }
+
+// allocate refuses a snapshot key it does not know, naming it and where it
+// is; --lenient ignores it.
+func TestAllocateStrictSnapshot(t *testing.T) {
+	in := `{"cluster":{"servers":[{"id":"s","accelerator":"v100","gpus":2}]},"jobs":[{"id":"a","gpus":1,"throughput":{"v100":1},"wieght":2}]}`
+	code, out, errOut := runCLI(t, in, "allocate", "--policy", "gavel.las", "--in", "-")
+	if code == 0 || out != "" || !strings.Contains(errOut, `jobs[0].wieght: unknown key "wieght"`) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want a failure naming jobs[0].wieght", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, in, "allocate", "--policy", "gavel.las", "--in", "-", "--lenient")
+	if code != 0 || !strings.Contains(out, `"placement"`) {
+		t.Errorf("--lenient: exit %d, stderr %q", code, errOut)
+	}
+}
