@@ -18,8 +18,10 @@
 // Go, so that the module builds anywhere (go get, go build, CGO_ENABLED=0)
 // without a C library. It is exact but meant for small problems: it refuses
 // problems of more than DefaultSimplexMaxRows standard-form rows (400, about
-// 200 jobs of a max-min allocation LP over three accelerator types) with
-// ErrTooLarge, and the max-min LP of 128 jobs already takes over a second.
+// 200 jobs of a max-min allocation LP over three accelerator types) or
+// DefaultSimplexMaxCols columns (1,200, which pair variables reach first)
+// with ErrTooLarge, and the max-min LP of 128 jobs already takes over a
+// second.
 //
 // The build tag clp adds CLP, COIN-OR's sparse simplex through cgo and
 // github.com/lanl/clp, and makes it the Default: go build -tags clp, with cgo

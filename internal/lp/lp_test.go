@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -503,6 +504,19 @@ func TestSimplexTooLarge(t *testing.T) {
 	}
 	if _, err := (Simplex{MaxRows: 67}).Solve(context.Background(), maxMin(32, 1)); err != nil {
 		t.Errorf("Simplex{MaxRows: 67}.Solve(67 rows): %v", err)
+	}
+}
+
+// Few rows over many columns (pair variables) are refused too, by the
+// column guard, with an error naming the CLP build; within it they solve.
+func TestSimplexTooManyColumns(t *testing.T) {
+	p := maxMin(32, 1) // 97 variables over 67 rows: up to 165 standard columns
+	_, err := (Simplex{MaxCols: 164}).Solve(context.Background(), p)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "-tags clp") || !strings.Contains(err.Error(), "columns") {
+		t.Errorf("Simplex{MaxCols: 164}: %v, want ErrTooLarge naming the columns and the CLP build", err)
+	}
+	if _, err := (Simplex{MaxCols: 165}).Solve(context.Background(), p); err != nil {
+		t.Errorf("Simplex{MaxCols: 165}: %v", err)
 	}
 }
 

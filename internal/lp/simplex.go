@@ -15,6 +15,17 @@ import (
 // jobs (259 standard-form rows) takes over a second (BenchmarkMaxMin).
 const DefaultSimplexMaxRows = 400
 
+// DefaultSimplexMaxCols is the guard on the standard form's columns
+// (variables and slacks) when MaxCols is zero. Each column costs pricing at
+// every iteration and usually some iterations: the 195-job max-min program
+// with space sharing (18,915 pair variables, under 400 rows) ran for more
+// than 10 minutes. Without pairs, the 400-row guard allows about 1,000
+// columns.
+const DefaultSimplexMaxCols = 1200
+
+// tooLargeHint names the way out of a size guard.
+const tooLargeHint = "the CLP engine (go build -tags clp, with cgo and the CLP library) has no such guard"
+
 // Simplex solves problems with gonum's dense simplex
 // (gonum.org/v1/gonum/optimize/convex/lp), in pure Go. It is the default
 // engine of builds without the clp tag, meant for the small problems of tests
@@ -46,6 +57,10 @@ type Simplex struct {
 	// dependent equality rows are dropped); larger problems fail with
 	// ErrTooLarge. Zero means DefaultSimplexMaxRows.
 	MaxRows int
+	// MaxCols caps the number of columns of the standard form, variables
+	// and slacks; larger problems fail with ErrTooLarge. Zero means
+	// DefaultSimplexMaxCols.
+	MaxCols int
 }
 
 const simplexName = "simplex"
@@ -62,11 +77,14 @@ func (e Simplex) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 	if p.NumVars() == 0 {
 		return noVars(p, simplexName), nil
 	}
-	maxRows := e.MaxRows
+	maxRows, maxCols := e.MaxRows, e.MaxCols
 	if maxRows <= 0 {
 		maxRows = DefaultSimplexMaxRows
 	}
-	sf, err := toStandard(p, maxRows)
+	if maxCols <= 0 {
+		maxCols = DefaultSimplexMaxCols
+	}
+	sf, err := toStandard(p, maxRows, maxCols)
 	if err != nil {
 		return failed(err, simplexName), err
 	}
@@ -121,9 +139,9 @@ type stdRow struct {
 }
 
 // toStandard rewrites p; it fails with ErrTooLarge when the standard form
-// would have more than maxRows rows, and with ErrInfeasible when the rewrite
+// would have more than maxRows rows or maxCols columns, and with ErrInfeasible when the rewrite
 // itself proves infeasibility.
-func toStandard(p *Problem, maxRows int) (*standard, error) {
+func toStandard(p *Problem, maxRows, maxCols int) (*standard, error) {
 	nv, nr := p.NumVars(), p.NumRows()
 	sf := &standard{
 		shift:     make([]float64, nv),
@@ -307,8 +325,12 @@ func toStandard(p *Problem, maxRows int) (*standard, error) {
 		}
 	}
 	if m > maxRows {
-		return nil, fmt.Errorf("lp: simplex: standard form has %d rows (problem: %d variables, %d rows), guard is %d: %w",
-			m, nv, nr, maxRows, ErrTooLarge)
+		return nil, fmt.Errorf("lp: simplex: standard form has %d rows (problem: %d variables, %d rows), guard is %d: %w; %s",
+			m, nv, nr, maxRows, ErrTooLarge, tooLargeHint)
+	}
+	if cols := nStruct + m; cols > maxCols { // at most one slack per row
+		return nil, fmt.Errorf("lp: simplex: standard form has up to %d columns (problem: %d variables, %d rows), guard is %d: %w; %s",
+			cols, nv, nr, maxCols, ErrTooLarge, tooLargeHint)
 	}
 
 	// gonum needs full row rank. Every row but an equality has a slack

@@ -264,7 +264,7 @@ func referenceEngine() Engine {
 // context.
 func TestSimplexGuardStopsCycling(t *testing.T) {
 	_, stage2 := hangSpec().stages()
-	sf, err := toStandard(stage2(0.25), DefaultSimplexMaxRows)
+	sf, err := toStandard(stage2(0.25), DefaultSimplexMaxRows, DefaultSimplexMaxCols)
 	if err != nil {
 		t.Fatal(err)
 	}
