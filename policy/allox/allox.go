@@ -135,14 +135,19 @@ func (p *AlloX) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decis
 		}
 	}
 
+	// A matching uses at most one worker per waiting job, and the workers
+	// of a type are alike: listing that many of each type keeps memory in
+	// proportion to the jobs, not to the GPUs a server declares.
 	servers := slices.SortedFunc(slices.Values(s.Cluster.Servers), func(a, b allocation.Server) int { return cmp.Compare(a.ID, b.ID) })
 	var workers []worker
-	free := make(map[allocation.Accelerator]int)
+	free, listed := make(map[allocation.Accelerator]int), make(map[allocation.Accelerator]int)
 	for _, srv := range servers {
-		for range srv.GPUs - used[srv.ID] {
+		n := srv.GPUs - used[srv.ID]
+		for range min(n, len(waiting)-listed[srv.Accelerator]) {
 			workers = append(workers, worker{srv.ID, srv.Accelerator})
+			listed[srv.Accelerator]++
 		}
-		free[srv.Accelerator] += srv.GPUs - used[srv.ID]
+		free[srv.Accelerator] += n
 	}
 
 	// The waiting jobs that could start now, longest-waiting first; those

@@ -100,7 +100,7 @@ func (p *Shares) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 		return nil, err
 	}
 	kept, rest := p.split(jobs)
-	workers := freeWorkers(s.Cluster, kept, p.last)
+	workers := freeWorkers(s.Cluster, kept, p.last, len(rest))
 	cands, unknown := competing(s, rest)
 	alpha := (&AlloX{Alpha: p.Alpha}).alpha()
 	cands = cands[:min(len(cands), max(int(alpha*float64(len(cands))+1e-9), len(workers)))]
@@ -150,8 +150,10 @@ func (p *Shares) split(jobs []*policy.Job) (kept, rest []*policy.Job) {
 }
 
 // freeWorkers lists one worker per GPU of the cluster, by type, less one
-// for each kept job whose share of that type is 1.
-func freeWorkers(c allocation.Cluster, kept []*policy.Job, last map[string]map[allocation.Accelerator]float64) []worker {
+// for each kept job whose share of that type is 1, and at most limit of a
+// type: a matching of limit jobs uses no more, and workers of a type are
+// alike.
+func freeWorkers(c allocation.Cluster, kept []*policy.Job, last map[string]map[allocation.Accelerator]float64, limit int) []worker {
 	n := make(map[allocation.Accelerator]int)
 	for _, srv := range c.Servers {
 		n[srv.Accelerator] += srv.GPUs
@@ -165,7 +167,7 @@ func freeWorkers(c allocation.Cluster, kept []*policy.Job, last map[string]map[a
 	}
 	var ws []worker
 	for _, k := range slices.Sorted(maps.Keys(n)) {
-		for range max(n[k], 0) {
+		for range min(max(n[k], 0), limit) {
 			ws = append(ws, worker{k: k})
 		}
 	}

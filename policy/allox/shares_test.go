@@ -3,6 +3,7 @@ package allox_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -172,4 +173,29 @@ func typeName(p policy.Policy) string {
 		return "*policy.Rounds"
 	}
 	return "other"
+}
+
+// Memory follows the jobs, not the GPUs a server declares: three jobs on a
+// server of 2^20 GPUs took 290 MB when every free GPU was a worker of the
+// matching; both rules now allocate under 1 MB for them.
+func TestMemoryFollowsJobs(t *testing.T) {
+	one := thr{"v100": 1}
+	s := &policy.Snapshot{Now: sec(100), Cluster: cluster(server("s", "v100", 1<<20)),
+		Jobs: []policy.Job{newJob("a", 1, 0, 100, one), newJob("b", 2, 10, 300, one), newJob("c", 4, 20, 50, one)}}
+	for _, p := range []policy.Policy{&allox.AlloX{}, &allox.Shares{}} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		d, err := p.Allocate(context.Background(), s)
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+			t.Errorf("%T allocated %d bytes for 3 jobs", p, n)
+		}
+		if len(d.Allocation) != 3 {
+			t.Errorf("%T: %d jobs granted, want all 3 (the server holds them)", p, len(d.Allocation))
+		}
+	}
 }
