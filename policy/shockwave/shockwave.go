@@ -77,7 +77,7 @@ const (
 // plan and the fair-finish-time history in State; persist it (plain JSON)
 // across restarts. Same snapshot and State, same decision.
 type Shockwave struct {
-	// Rounds is the planning window T; zero means 20.
+	// Rounds is the planning window T; zero means 20, at most MaxRounds.
 	Rounds int `json:"rounds,omitempty"`
 	// RoundSeconds is the round length Δ; zero means 120 s.
 	RoundSeconds float64 `json:"round_seconds,omitempty"`
@@ -132,6 +132,11 @@ func (*Shockwave) Facts() (uses, needs policy.Facts) {
 	return policy.FactLength | policy.FactAdaptive, policy.FactAdaptive
 }
 
+// MaxRounds bounds the planning window: the plan holds a row per round,
+// so a window of 10⁸ rounds would exhaust memory before its first
+// decision. 10,000 rounds of the default 120 s are two weeks.
+const MaxRounds = 10000
+
 func (p *Shockwave) check() error {
 	bad := func(field string, v any) error {
 		return fmt.Errorf("%w: shockwave: %s: %v", policy.ErrInvalidConfig, field, v)
@@ -140,6 +145,8 @@ func (p *Shockwave) check() error {
 	switch {
 	case p.Rounds < 0:
 		return bad("rounds", p.Rounds)
+	case p.Rounds > MaxRounds:
+		return fmt.Errorf("%w: shockwave: rounds: %d is more than MaxRounds (%d)", policy.ErrInvalidConfig, p.Rounds, MaxRounds)
 	case p.RoundSeconds < 0 || !finite(p.RoundSeconds):
 		return bad("round_seconds", p.RoundSeconds)
 	case !finite(p.K):

@@ -288,10 +288,16 @@ func TestErrors(t *testing.T) {
 		t.Errorf("Strict, an elastic job: err = %v", err)
 	}
 	s.Jobs = s.Jobs[:1]
-	for _, cfg := range []string{`{"rounds": -1}`, `{"momentum": 2}`, `{"breakpoints": [0, 0.5]}`, `{"lamda": 3}`} {
+	for _, cfg := range []string{`{"rounds": -1}`, `{"rounds": 100000000}`, `{"momentum": 2}`, `{"breakpoints": [0, 0.5]}`, `{"lamda": 3}`} {
 		if _, err := policy.New("shockwave", []byte(cfg)); !errors.Is(err, policy.ErrInvalidConfig) {
 			t.Errorf("config %s: err = %v", cfg, err)
 		}
+	}
+	if _, err := policy.New("shockwave", []byte(`{"rounds": 100000000}`)); err == nil || !strings.Contains(err.Error(), "MaxRounds (10000)") {
+		t.Errorf("a window of 10⁸ rounds: %v, want an error naming MaxRounds", err)
+	}
+	if _, err := policy.New("shockwave", []byte(`{"rounds": 10000}`)); err != nil {
+		t.Errorf("a window of MaxRounds: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
