@@ -22,9 +22,15 @@ func init() {
 
 // Defaults from the paper's code.
 const (
-	DefaultInterval    = 60 * time.Second
-	DefaultRestart     = 30 * time.Second
-	DefaultPopulation  = 100
+	DefaultInterval   = 60 * time.Second
+	DefaultRestart    = 30 * time.Second
+	DefaultPopulation = 100
+	// MaxCells bounds jobs × nodes × population, the genome cells a
+	// search holds (each individual is a dense jobs × nodes matrix, and a
+	// generation keeps twice the population): 2²⁶ cells are about 1 GiB.
+	// A larger round fails with an error naming it, rather than the
+	// process running out of memory.
+	MaxCells           = 1 << 26
 	DefaultGenerations = 100
 	DefaultP           = -1
 )
@@ -156,6 +162,11 @@ func (p *Pollux) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 		return d, nil
 	}
 	pr := newProblem(ctx, s, p)
+	size := uint(cmp.Or(p.Population, DefaultPopulation))
+	if cells := uint64(len(pr.jobs)) * uint64(len(pr.nodes)) * uint64(size); cells > MaxCells {
+		return nil, fmt.Errorf("%w: pollux: %d jobs × %d nodes × population %d = %d genome cells, more than MaxCells (%d)",
+			policy.ErrInvalidSnapshot, len(pr.jobs), len(pr.nodes), size, cells, uint64(MaxCells))
+	}
 	rng := rand.New(rand.NewSource(int64(p.Seed) ^ int64(s.Now)))
 	seeds := append([][]int{pr.currentMatrix(), pr.spread()}, p.State.adapt(pr)...)
 	next := 0
@@ -180,7 +191,6 @@ func (p *Pollux) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 		pr.repair(a, r)
 		return &genome{pr: pr, a: a}
 	}
-	size := uint(cmp.Or(p.Population, DefaultPopulation))
 	ga, err := eaopt.GAConfig{
 		NPops:        1,
 		PopSize:      size,

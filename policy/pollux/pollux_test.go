@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -630,4 +631,21 @@ func placed(p []allocation.Assignment) (map[string]int, int) {
 		t += a.GPUs
 	}
 	return m, t
+}
+
+// A round whose genomes would not fit in memory fails at once with an error
+// naming MaxCells: 5000 jobs on 10,000 nodes with the default population
+// would hold 5·10⁹ cells.
+func TestMaxCells(t *testing.T) {
+	var s policy.Snapshot
+	for i := range 10000 {
+		s.Cluster.Servers = append(s.Cluster.Servers, allocation.Server{ID: fmt.Sprintf("n%05d", i), Accelerator: "v100", GPUs: 4})
+	}
+	for i := range 5000 {
+		s.Jobs = append(s.Jobs, policy.Job{ID: fmt.Sprintf("j%04d", i), GPUs: 1, Throughput: map[allocation.Accelerator]float64{"v100": 1}})
+	}
+	_, err := (&pollux.Pollux{}).Allocate(context.Background(), &s)
+	if err == nil || !strings.Contains(err.Error(), "MaxCells") {
+		t.Errorf("err = %v, want one naming MaxCells", err)
+	}
 }
