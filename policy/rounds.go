@@ -119,8 +119,11 @@ func (r *Rounds) Allocate(ctx context.Context, s *Snapshot) (*Decision, error) {
 	d.Allocation = alloc
 	d.Placement = round.Placement()
 	d.Unscheduled = presentReasons(st.Shares.Unscheduled, s)
-	d.Wake = s.Now + round.Length
-	if w := st.Shares.Wake; w > s.Now && w < d.Wake {
+	d.Wake = 0 // past time.Duration's range: never
+	if round.Length <= math.MaxInt64-s.Now {
+		d.Wake = s.Now + round.Length
+	}
+	if w := st.Shares.Wake; w > s.Now && (d.Wake == 0 || w < d.Wake) {
 		d.Wake = w
 	}
 	if inner, ok := r.Shares.(Stateful); ok {

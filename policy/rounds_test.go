@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -92,6 +93,19 @@ func TestRoundsPlacesAndWakes(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]int{"j0": 2, "j1": 2, "j2": 2, "j3": 2}, ran); diff != "" {
 		t.Errorf("rounds per job over 4 rounds at share 1/2 (-want +got):\n%s", diff)
+	}
+}
+
+// A round that would end past time.Duration's range does not wake: its
+// end would wrap around to a time long past.
+func TestRoundsWakeNearTheEndOfTime(t *testing.T) {
+	r := &policy.Rounds{Shares: &equalShares{}}
+	d, err := r.Allocate(context.Background(), roundsSnapshot(math.MaxInt64-time.Second, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Wake != 0 || len(d.Placement) != 1 {
+		t.Errorf("wake %v, placement %v; want no wake and the job placed", d.Wake, d.Placement)
 	}
 }
 

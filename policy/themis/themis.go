@@ -479,8 +479,8 @@ func (p *Themis) decide(leases []Lease, jobs []*job) *policy.Decision {
 		d.Allocation[l.Job] = g
 		next = math.Min(next, l.Expires)
 	}
-	if !math.IsInf(next, 1) {
-		d.Wake = time.Duration(math.Round(next * 1e9))
+	if ns := math.Round(next * 1e9); ns < math.MaxInt64 { // beyond: never
+		d.Wake = time.Duration(ns)
 	}
 	return d
 }

@@ -227,3 +227,22 @@ func TestSimulatorParity60Jobs(t *testing.T) {
 		}
 	}
 }
+
+// Thresholds beyond time.Duration's range (10¹² GPU-s) put the next
+// demotion past any time: the decision does not wake (it woke every
+// nanosecond once, and a simulation never finished).
+func TestHugeThresholdsDoNotWake(t *testing.T) {
+	p := &tiresias.LAS{Queues: tiresias.Queues{Thresholds: []float64{1e12}}}
+	recs := run(t, servers(1, 4), p, simJob("a", 1, 0, 3000), simJob("b", 4, 100, 2000))
+	if recs["a"].JCT() != 3000*time.Second || !recs["b"].Finished {
+		t.Errorf("records %+v: want a done at 3000 s and b finished", recs)
+	}
+	fresh := &tiresias.LAS{Queues: tiresias.Queues{Thresholds: []float64{1e12}}}
+	d, err := fresh.Allocate(context.Background(), &policy.Snapshot{Cluster: servers(1, 4), Jobs: []policy.Job{simJob("a", 1, 0, 3000)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Wake != 0 {
+		t.Errorf("wake %v; want no wake", d.Wake)
+	}
+}

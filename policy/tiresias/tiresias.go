@@ -477,8 +477,11 @@ func (q *Queues) allocate(ctx context.Context, name string, s *policy.Snapshot, 
 			wake = math.Min(wake, q.PromoteKnob*e.executed()-e.st.Pending)
 		}
 	}
-	if !math.IsInf(wake, 1) {
-		d.Wake = s.Now + max(time.Nanosecond, time.Duration(math.Ceil(wake*1e9)))
+	// A demotion beyond time.Duration's range (a threshold of 10¹² GPU-s)
+	// never comes: converting it would wrap to a time already past, and
+	// waking every nanosecond would stall the caller.
+	if ns := math.Ceil(wake * 1e9); ns < float64(math.MaxInt64-s.Now) {
+		d.Wake = s.Now + max(time.Nanosecond, time.Duration(ns))
 	}
 
 	// Within each queue the running jobs move ahead of the waiting ones.
