@@ -430,14 +430,14 @@ func (a *Adaptive) validate() error {
 			if a.History[i] < 0 {
 				return bad(fmt.Sprintf("adaptive.history[%d]", i), "%d is negative", a.History[i])
 			}
+			if a.History[i] > a.Epochs-done { // compared before adding, which could overflow
+				return bad(fmt.Sprintf("adaptive.history[%d]", i), "%d puts the epochs done above the %d in total", a.History[i], a.Epochs)
+			}
 			done += a.History[i]
 		}
 	}
 	if a.BatchSize != 0 && a.Regime() < 0 {
 		return bad("adaptive.batch_size", "%d is not one of the regimes %v", a.BatchSize, a.Regimes)
-	}
-	if done > a.Epochs {
-		return bad("adaptive.history", "%d epochs done, more than the %d in total", done, a.Epochs)
 	}
 	return nil
 }

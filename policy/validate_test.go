@@ -326,7 +326,8 @@ func invalidCases() []invalidCase {
 		{"negative history", func(a *policy.Adaptive) { a.History[0] = -1 }, "adaptive.history[0]: -1 is negative"},
 		{"epochs 0", func(a *policy.Adaptive) { a.Epochs, a.History = 0, nil }, "adaptive.epochs: 0"},
 		{"batch_size not a regime", func(a *policy.Adaptive) { a.BatchSize = 48 }, "adaptive.batch_size: 48 is not one of the regimes"},
-		{"history sum above epochs", func(a *policy.Adaptive) { a.History = []int{4, 4, 3} }, "adaptive.history: 11 epochs done, more than the 10 in total"},
+		{"history sum above epochs", func(a *policy.Adaptive) { a.History = []int{4, 4, 3} }, "adaptive.history[2]: 3 puts the epochs done above the 10 in total"},
+		{"history sum overflows", func(a *policy.Adaptive) { a.History = []int{math.MaxInt, math.MaxInt, 0} }, "adaptive.history[0]: 9223372036854775807 puts the epochs done above the 10 in total"},
 	}
 	for _, tc := range adaptive {
 		cases = append(cases, invalidCase{

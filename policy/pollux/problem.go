@@ -102,7 +102,7 @@ func newProblem(ctx context.Context, s *policy.Snapshot, cfg *Pollux) *problem {
 			// GPUs than its largest batch can feed with LocalBatchMin each.
 			b.maxReplicas = total
 			if e.ProfiledGPUs > 0 {
-				b.maxReplicas = 2 * e.ProfiledGPUs
+				b.maxReplicas = 2 * min(e.ProfiledGPUs, total) // no overflow
 			}
 			if e.MaxGPUs > 0 {
 				b.maxReplicas = min(b.maxReplicas, e.MaxGPUs)
