@@ -124,7 +124,12 @@ func partner(id string, run placement.Run) string {
 // Inform is the simulation's Inform: it tells each job its throughput
 // beside every other job of its GPU count with which both make progress,
 // as the scheduler knows it.
-func (c *Colocation) Inform(s *policy.Snapshot) {
+func (c *Colocation) Inform(s *policy.Snapshot) { tellPairs(s, c.known) }
+
+// tellPairs sets each job's Colocated from rate: its throughput beside
+// every other job of its GPU count, on each of its types, where rate gives
+// both jobs of the pair a positive one.
+func tellPairs(s *policy.Snapshot, rate func(a, b *policy.Job, k allocation.Accelerator) float64) {
 	for i := range s.Jobs {
 		a := &s.Jobs[i]
 		col := make(map[string]map[allocation.Accelerator]float64)
@@ -134,7 +139,7 @@ func (c *Colocation) Inform(s *policy.Snapshot) {
 				continue
 			}
 			for _, k := range slices.Sorted(maps.Keys(a.Throughput)) {
-				if x, y := c.known(a, b, k), c.known(b, a, k); x > 0 && y > 0 {
+				if x, y := rate(a, b, k), rate(b, a, k); x > 0 && y > 0 {
 					if col[b.ID] == nil {
 						col[b.ID] = make(map[allocation.Accelerator]float64)
 					}

@@ -105,32 +105,13 @@ func (p *Physics) colocation(t *Truth, id string, run placement.Run) float64 {
 // what Gavel's profiler measures and Gandiva's introspection reads. Jobs
 // without a Truth, or whose Truth lists no co-location, are told nothing.
 func (p *Physics) Inform(s *policy.Snapshot) {
-	for i := range s.Jobs {
-		a := &s.Jobs[i]
-		ta := p.Jobs[a.ID]
-		if ta == nil || len(ta.Colocation) == 0 {
-			continue
+	tellPairs(s, func(a, b *policy.Job, k allocation.Accelerator) float64 {
+		ta, tb := p.Jobs[a.ID], p.Jobs[b.ID]
+		if ta == nil || tb == nil {
+			return 0
 		}
-		col := make(map[string]map[allocation.Accelerator]float64)
-		for j := range s.Jobs {
-			b := &s.Jobs[j]
-			tb := p.Jobs[b.ID]
-			if i == j || tb == nil || a.GPUs != b.GPUs || !(ta.Colocation[tb.Model] > 0 && tb.Colocation[ta.Model] > 0) {
-				continue
-			}
-			for k, x := range a.Throughput {
-				if x > 0 && b.Throughput[k] > 0 {
-					if col[b.ID] == nil {
-						col[b.ID] = make(map[allocation.Accelerator]float64)
-					}
-					col[b.ID][k] = x * ta.Colocation[tb.Model]
-				}
-			}
-		}
-		if len(col) > 0 {
-			a.Colocated = col
-		}
-	}
+		return a.Throughput[k] * ta.Colocation[tb.Model]
+	})
 }
 
 // Observe updates what job j reports after it ran, as a real job's
