@@ -25,7 +25,12 @@
 // those of an under-demanded one found by a maximum flow from budgets to
 // goods over the equality edges, until that flow saturates; the flow is the
 // spending. The result is verified with Check at 10⁻¹⁰ before it is
-// returned.
+// returned. A set that balances to rounding (its repair factor within
+// 10⁻¹² of 1) is accepted as it is, so that thousands of small budgets do
+// not defeat the per-buyer tolerance. Should no exact point be found after
+// 100 000 iterations, Solve returns the dynamics' last point, a feasible
+// approximate equilibrium whose Gap, the Eisenberg–Gale duality gap, is
+// positive: it never fails a solvable market.
 //
 // # Partial allocation
 //

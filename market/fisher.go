@@ -51,6 +51,15 @@ type Equilibrium struct {
 	Prices     []float64   // p_j
 	Utilities  []float64   // u_i = Σ_j U_ij x_ij
 	LogNSW     float64     // Σ_i B_i log u_i
+	// Gap is 0 for an exact equilibrium. Otherwise the allocation is
+	// feasible, sells every good and spends every budget at Prices, but
+	// is approximate, and Gap > 0 is its Eisenberg–Gale duality gap
+	//
+	//	Σ_i B_i log(α_i B_i / u_i),   α_i = max_j U_ij / p_j,
+	//
+	// which bounds how far LogNSW is below the optimum: buyer i could buy
+	// α_i B_i at the best bang-per-buck, and has u_i.
+	Gap float64
 }
 
 // supply returns S_j.
@@ -129,8 +138,9 @@ func positive(v float64) string {
 
 // Solve returns the market equilibrium. Prices and utilities are unique; the
 // allocation need not be, and Solve returns the one described in SolveFrom.
-// The result always passes Check at 1e-10 (it is verified before being
-// returned; rounding is typically about 1e-13). Solve honours
+// An exact result (Gap 0) passes Check at 1e-10 (it is verified before being
+// returned; rounding is typically about 1e-13); for the rare market where
+// no exact point is found, see Gap and SolveFrom. Solve honours
 // ctx: when it is done, Solve returns an error wrapping ctx.Err(). It is
 // deterministic.
 func (m Fisher) Solve(ctx context.Context) (Equilibrium, error) {
@@ -165,9 +175,10 @@ func (m Fisher) Solve(ctx context.Context) (Equilibrium, error) {
 // set that reaches the sink is lowered symmetrically (at most n+g+16
 // rounds). The spending is finally rescaled to the budgets and prices
 // (three row/column sweeps) and accepted only if it passes Check at 1e-10;
-// otherwise the dynamics continue. SolveFrom gives up with an error after
-// 100 000 iterations, which happens only for markets whose budgets or
-// prices span close to the float64 precision (beyond about 1e12).
+// otherwise the dynamics continue. After 100 000 iterations, which happens
+// only for markets whose budgets or prices span close to the float64
+// precision (beyond about 1e12), SolveFrom returns the dynamics' last
+// point, an approximate equilibrium with a positive Gap, and no error.
 //
 // The allocation returned is the maximum flow found by Dinic's algorithm
 // with buyers and goods in index order on the exact equality graph. It
@@ -186,13 +197,40 @@ func (m Fisher) SolveFrom(ctx context.Context, bids [][]float64) (Equilibrium, e
 			return Equilibrium{}, err
 		}
 	}
-	spend, price, err := um.solve(ctx, start, func(spend [][]float64, price []float64) bool {
+	return m.settle(ctx, um, start, func(spend [][]float64, price []float64) bool {
 		return m.Check(m.fromUnit(um, spend, price), 1e-10) == nil
 	})
+}
+
+// settle runs the solver with the acceptance test of an exact point.
+func (m Fisher) settle(ctx context.Context, um *unitMarket, start [][]float64, accept func([][]float64, []float64) bool) (Equilibrium, error) {
+	spend, price, err := um.solve(ctx, start, accept)
+	if errors.Is(err, errApproximate) {
+		e := m.fromUnit(um, spend, price)
+		e.Gap = m.gap(e)
+		return e, nil
+	}
 	if err != nil {
 		return Equilibrium{}, err
 	}
 	return m.fromUnit(um, spend, price), nil
+}
+
+// gap returns the Eisenberg–Gale duality gap of e (see Equilibrium.Gap),
+// at least the smallest positive float64 so that it marks e approximate.
+func (m Fisher) gap(e Equilibrium) float64 {
+	gap := 0.0
+	for i, row := range m.Utilities {
+		alpha := 0.0
+		for j, u := range row {
+			if e.Prices[j] > 0 {
+				alpha = math.Max(alpha, u/e.Prices[j])
+			}
+		}
+		gap += m.Budgets[i] * (math.Log(alpha) + math.Log(m.Budgets[i]) - math.Log(e.Utilities[i]))
+	}
+	// Underflowed utilities would make it +Inf, rounding 0 or less.
+	return min(max(gap, math.SmallestNonzeroFloat64), math.MaxFloat64)
 }
 
 // unitMarket is the market normalised to unit supplies (U'_ij = U_ij S_j,
@@ -372,8 +410,14 @@ func (um *unitMarket) solve(ctx context.Context, start [][]float64, accept func(
 			}
 		}
 	}
-	return nil, nil, fmt.Errorf("market: solve: no exact equilibrium found after %d iterations", maxIterations)
+	// No exact point: the dynamics' last bids are a feasible spending at
+	// their own prices, and the best point the dynamics reached.
+	um.prices(b, price)
+	return b, price, errApproximate
 }
+
+// errApproximate marks solve's approximate result.
+var errApproximate = errors.New("market: approximate equilibrium")
 
 // prices sets p_j = Σ_i b_ij.
 func (um *unitMarket) prices(b [][]float64, p []float64) {
@@ -507,6 +551,10 @@ const eqTol = 1e-11
 // total budget, which is 1 in the unit market.
 func slack(c float64) float64 { return eqTol*c + 1e-15 }
 
+// balanced is how far from 1 the repair factor of a set may be for the set
+// to count as balanced: its budgets and prices agree to rounding.
+const balanced = 1e-12
+
 // balance removes the rounding left by the flow: it alternately scales the
 // columns of spend to the prices and the rows to the budgets, rows last.
 func balance(spend [][]float64, budget, price []float64) {
@@ -591,7 +639,8 @@ func (um *unitMarket) repair(price []float64) ([][]float64, []float64, bool) {
 				unsold = true
 			}
 		}
-		if !short && !unsold {
+		// spending is the flow, rescaled to the budgets and prices.
+		spending := func() ([][]float64, []float64, bool) {
 			spend := make([][]float64, n)
 			for i := range spend {
 				spend[i] = make([]float64, g)
@@ -601,6 +650,9 @@ func (um *unitMarket) repair(price []float64) ([][]float64, []float64, bool) {
 			}
 			balance(spend, um.budget, price)
 			return spend, price, true
+		}
+		if !short && !unsold {
+			return spending()
 		}
 		// open reports whether residual edge e counts as usable.
 		open := func(e int) bool {
@@ -676,6 +728,12 @@ func (um *unitMarket) repair(price []float64) ([][]float64, []float64, bool) {
 				// Outside T, a T good becomes tight at other/best.
 				factor = math.Max(factor, other/best)
 			}
+		}
+		if math.Abs(factor-1) <= balanced {
+			// The set balances to rounding: what the flow left over is the
+			// rounding of thousands of small budgets, which exceeds each
+			// buyer's slack but not the final Check.
+			return spending()
 		}
 		if short && !(factor > 1) || !short && !(factor < 1) {
 			return nil, nil, false

@@ -459,3 +459,58 @@ func BenchmarkFisher200x20(b *testing.B) {
 		k++
 	}
 }
+
+// TestSolveManyBuyers is the auction of issue 19: thousands of buyers over a
+// few goods. Each buyer's budget is so small that the flow's rounding over
+// all of them exceeded a single buyer's slack, the finishing step never
+// accepted, and Solve failed after 100 000 iterations.
+func TestSolveManyBuyers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	m := Fisher{Supplies: []float64{400, 400, 400}}
+	for range 5000 {
+		rho := 0.5 + 10*rng.Float64()
+		m.Budgets = append(m.Budgets, 1)
+		m.Utilities = append(m.Utilities, []float64{rho, rho * (2 + rng.Float64()) / 4, rho / 4})
+	}
+	e, err := m.Solve(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Gap != 0 {
+		t.Errorf("gap %v, want an exact equilibrium", e.Gap)
+	}
+	if err := m.Check(e, 1e-10); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestSolveApproximate: when no exact point is accepted, Solve's fallback
+// is the dynamics' last point, which is feasible and spends every budget,
+// with a small positive duality gap that is a true bound.
+func TestSolveApproximate(t *testing.T) {
+	m := Fisher{Budgets: []float64{1, 2, 3}, Utilities: [][]float64{{1, 2}, {3, 1}, {1, 1}}, Supplies: []float64{2, 1}}
+	exact, err := m.Solve(context.Background())
+	if err != nil || exact.Gap != 0 {
+		t.Fatalf("exact: gap %v, %v", exact.Gap, err)
+	}
+	never := func([][]float64, []float64) bool { return false }
+	e, err := m.settle(context.Background(), m.unit(), nil, never)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(e.Gap > 0 && e.Gap < 1e-6) {
+		t.Errorf("gap %v, want in (0, 1e-6)", e.Gap)
+	}
+	// Weak duality: the gap bounds the distance to the optimum.
+	if d := exact.LogNSW - e.LogNSW; d < -1e-12 || d > e.Gap+1e-12 {
+		t.Errorf("LogNSW %v is %v below the optimum %v; gap %v", e.LogNSW, d, exact.LogNSW, e.Gap)
+	}
+	if err := m.Check(e, 1e-6); err != nil {
+		t.Error(err)
+	}
+	for j, p := range e.Prices {
+		if !near(p, exact.Prices[j], 1e-4) {
+			t.Errorf("price %d = %v, want near %v", j, p, exact.Prices[j])
+		}
+	}
+}

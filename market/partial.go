@@ -18,6 +18,9 @@ type Partial struct {
 	// Leftover is S_j − Σ_i c_i·A*_ij per good: the hidden payments, which
 	// the caller may give to others.
 	Leftover []float64
+	// Gap is the largest Equilibrium.Gap of the n + 1 markets solved: 0
+	// when all are exact.
+	Gap float64
 }
 
 // PartialAllocation runs the partial-allocation mechanism of Cole,
@@ -47,7 +50,7 @@ func (m Fisher) PartialAllocation(ctx context.Context) (Partial, error) {
 	if err != nil {
 		return Partial{}, err
 	}
-	out := Partial{Fair: eq, Fraction: make([]float64, n), Allocation: make([][]float64, n)}
+	out := Partial{Fair: eq, Fraction: make([]float64, n), Allocation: make([][]float64, n), Gap: eq.Gap}
 	for i := range n {
 		if n == 1 {
 			out.Fraction[i] = 1
@@ -60,6 +63,7 @@ func (m Fisher) PartialAllocation(ctx context.Context) (Partial, error) {
 		if err != nil {
 			return Partial{}, err
 		}
+		out.Gap = max(out.Gap, sub.Gap)
 		logc := 0.0
 		for k, v := range sub.Utilities {
 			kk := k

@@ -27,6 +27,14 @@
 // and it does not count towards the Objective, the worst ρ. Rho, which must
 // estimate every job's ρ, still fails for it.
 //
+// # Large auctions
+//
+// The markets are solved exactly (package market). Should one find no
+// exact equilibrium, the round still goes on with the approximate one, and
+// the Decision's Warnings say which market, among how many jobs, and its
+// Eisenberg–Gale duality gap. TestManyJobs pins an exact round of 5000
+// jobs on 1200 GPUs.
+//
 // # Differences from the paper
 //
 //   - Valuations are linear: a job values a GPU of each type by the speed

@@ -277,13 +277,14 @@ func (p *Themis) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 	for k, t := range types {
 		left[k] = math.Max(free[t], 0)
 	}
+	var warnings []string
 	if len(offered) > 0 {
-		got, rest, err := auction(ctx, offered, types, free)
+		sp, err := auction(ctx, offered, types, free)
 		if err != nil {
 			return nil, err
 		}
-		leases = p.grant(leases, got, types, now)
-		left = rest
+		leases = p.grant(leases, sp.got, types, now)
+		left, warnings = sp.left, sp.warn("auction", warnings)
 	}
 	// The hidden payments go to the jobs that were not offered, and what
 	// they cannot use back to the bidders.
@@ -291,16 +292,16 @@ func (p *Themis) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 		if total(left) <= eps {
 			break
 		}
-		got, rest, err := divide(ctx, usable(group, types, left), types, left)
+		sp, err := divide(ctx, usable(group, types, left), types, left)
 		if err != nil {
 			return nil, err
 		}
-		leases = p.grant(leases, got, types, now)
-		left = rest
+		leases = p.grant(leases, sp.got, types, now)
+		left, warnings = sp.left, sp.warn("division of the hidden payments", warnings)
 	}
 	p.State.Leases = leases
 	d := p.decide(leases, jobs)
-	d.Unscheduled = out
+	d.Unscheduled, d.Warnings = out, warnings
 	return d, nil
 }
 
@@ -371,38 +372,55 @@ func fisher(jobs []*job, types []allocation.Accelerator, supply []float64) (mark
 	return m, goods
 }
 
+// split is a division of GPUs among jobs: each job's GPUs per type, the
+// supply left, and the market's duality gap (0 when exact).
+type split struct {
+	got   map[*job][]float64
+	left  []float64
+	gap   float64
+	buyer int
+}
+
+// warn appends a warning about an approximate market to warnings.
+func (sp split) warn(what string, warnings []string) []string {
+	if sp.gap == 0 {
+		return warnings
+	}
+	return append(warnings, fmt.Sprintf("themis: %s among %d jobs: approximate equilibrium, Eisenberg–Gale duality gap %.3g", what, sp.buyer, sp.gap))
+}
+
 // auction runs the partial-allocation auction of the free GPUs among the
-// bidders. It returns each bidder's GPUs per type and what is left.
-func auction(ctx context.Context, bidders []*job, types []allocation.Accelerator, free map[allocation.Accelerator]float64) (map[*job][]float64, []float64, error) {
+// bidders.
+func auction(ctx context.Context, bidders []*job, types []allocation.Accelerator, free map[allocation.Accelerator]float64) (split, error) {
 	supply := make([]float64, len(types))
 	for k, t := range types {
 		supply[k] = math.Max(free[t], 0)
 	}
 	bidders = usable(bidders, types, supply)
 	if len(bidders) == 0 {
-		return nil, supply, nil
+		return split{left: supply}, nil
 	}
 	m, goods := fisher(bidders, types, supply)
 	pa, err := m.PartialAllocation(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("themis: %w", err)
+		return split{}, fmt.Errorf("themis: %w", err)
 	}
 	got, left := settle(bidders, goods, pa.Allocation, types, supply)
-	return got, left, nil
+	return split{got, left, pa.Gap, len(bidders)}, nil
 }
 
 // divide splits supply among jobs proportionally fairly, without payments.
-func divide(ctx context.Context, jobs []*job, types []allocation.Accelerator, supply []float64) (map[*job][]float64, []float64, error) {
+func divide(ctx context.Context, jobs []*job, types []allocation.Accelerator, supply []float64) (split, error) {
 	if len(jobs) == 0 {
-		return nil, supply, nil
+		return split{left: supply}, nil
 	}
 	m, goods := fisher(jobs, types, supply)
 	eq, err := m.Solve(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("themis: %w", err)
+		return split{}, fmt.Errorf("themis: %w", err)
 	}
 	got, left := settle(jobs, goods, eq.Allocation, types, supply)
-	return got, left, nil
+	return split{got, left, eq.Gap, len(jobs)}, nil
 }
 
 // settle caps each job's bundle at the share it may still get (a gang

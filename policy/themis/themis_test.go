@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -267,5 +268,45 @@ func TestGangFits(t *testing.T) {
 	want := map[allocation.Accelerator]float64{"k80": 1}
 	if diff := cmp.Diff(want, d.Allocation["wide"].Shares, approx); diff != "" {
 		t.Fatalf("shares (-want +got):\n%s", diff)
+	}
+}
+
+// TestManyJobs is issue 19's ordinary snapshot that failed the round: 5000
+// jobs on 1200 GPUs of three types. Dividing the hidden payments among
+// 4999 jobs found no exact equilibrium after 100 000 iterations.
+func TestManyJobs(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	types := []allocation.Accelerator{"v100", "p100", "k80"}
+	s := &policy.Snapshot{Now: 10000 * time.Second}
+	for i := range 300 {
+		s.Cluster.Servers = append(s.Cluster.Servers, allocation.Server{ID: fmt.Sprint("s", i), Accelerator: types[i%3], GPUs: 4})
+	}
+	for i := range 5000 {
+		total := 1000 + r.Float64()*1e6
+		s.Jobs = append(s.Jobs, policy.Job{ID: fmt.Sprint("j", i), GPUs: []int{1, 1, 2, 4}[r.IntN(4)],
+			Arrival: time.Duration(r.Float64() * 1e13), StepsTotal: total, StepsDone: r.Float64() * total,
+			Throughput: map[allocation.Accelerator]float64{"v100": 3 + r.Float64(), "p100": 2 + r.Float64(), "k80": 1}})
+	}
+	one := 1.0
+	d, err := (&Themis{Filter: &one}).Allocate(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Warnings) > 0 {
+		t.Errorf("warnings %q, want an exact equilibrium", d.Warnings)
+	}
+	used := map[allocation.Accelerator]float64{}
+	for id, g := range d.Allocation {
+		for a, x := range g.Shares {
+			if !(x >= 0 && x <= 1) {
+				t.Errorf("job %s: share %v on %s", id, x, a)
+			}
+			used[a] += x * float64(g.GPUs)
+		}
+	}
+	for _, a := range types {
+		if used[a] > 400+1e-6 || used[a] < 400-1e-6 {
+			t.Errorf("%s: %v GPUs leased, want all 400", a, used[a])
+		}
 	}
 }
