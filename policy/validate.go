@@ -12,7 +12,8 @@ import (
 )
 
 // Validate reports whether s is well formed as a whole and in every job: a
-// valid cluster; unique, non-empty job IDs; finite non-negative numbers;
+// valid cluster; unique, non-empty job IDs; non-negative numbers within
+// range (see MaxMagnitude);
 // throughputs only on accelerator types the cluster has, positive on at least
 // one type whose servers can hold the job's workers; GPU counts that are
 // multiples of the worker size; arrivals not after Now; placements on known
@@ -144,9 +145,37 @@ func bad(field, format string, args ...any) error {
 	return &fieldError{field, fmt.Sprintf(format, args...)}
 }
 
+// The range of a snapshot's numbers. A positive rate or size (a
+// throughput, a weight, steps_total, an epoch's seconds) lies in
+// [MinPositive, MaxMagnitude], and every other number of a job at most
+// MaxMagnitude. Within the range, the products, quotients and sums a
+// policy forms of a few of them stay far from float64's overflow and
+// underflow, so no decision or saved state can hold an infinity or NaN;
+// beyond it, a number is a unit mistake (10¹⁵ steps or GPU-seconds is
+// 3·10⁷ GPU-years).
+const (
+	MinPositive  = 1e-12
+	MaxMagnitude = 1e15
+)
+
+// nonNeg checks a count or accumulator: finite, in [0, MaxMagnitude].
 func nonNeg(field string, x float64) error {
 	if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
 		return bad(field, "%v is not a finite non-negative number", x)
+	}
+	if x > MaxMagnitude {
+		return bad(field, "%v is above %v", x, MaxMagnitude)
+	}
+	return nil
+}
+
+// rate checks a rate or size: 0, or in [MinPositive, MaxMagnitude].
+func rate(field string, x float64) error {
+	if err := nonNeg(field, x); err != nil {
+		return err
+	}
+	if x > 0 && x < MinPositive {
+		return bad(field, "%v is below %v; use 0 or a number in [%v, %v]", x, MinPositive, MinPositive, MaxMagnitude)
 	}
 	return nil
 }
@@ -208,16 +237,17 @@ func (cs *census) capacity(t allocation.Accelerator, w int) int {
 func validateJob(s *Snapshot, j *Job, cs *census, ids map[string]bool) error {
 	types := cs.types
 	for _, f := range []struct {
-		name string
-		v    float64
+		name  string
+		v     float64
+		check func(string, float64) error
 	}{
-		{"weight", j.Weight},
-		{"steps_done", j.StepsDone},
-		{"steps_total", j.StepsTotal},
-		{"attained_gpu_seconds", j.AttainedGPUSeconds},
-		{"skew", j.Skew},
+		{"weight", j.Weight, rate},
+		{"steps_done", j.StepsDone, nonNeg},
+		{"steps_total", j.StepsTotal, rate},
+		{"attained_gpu_seconds", j.AttainedGPUSeconds, nonNeg},
+		{"skew", j.Skew, nonNeg},
 	} {
-		if err := nonNeg(f.name, f.v); err != nil {
+		if err := f.check(f.name, f.v); err != nil {
 			return err
 		}
 	}
@@ -297,7 +327,7 @@ func validateJob(s *Snapshot, j *Job, cs *census, ids map[string]bool) error {
 func throughputs(field string, t map[allocation.Accelerator]float64, types []allocation.Accelerator) error {
 	ok := true
 	for k, x := range t { // the common case, without allocating
-		if _, known := slices.BinarySearch(types, k); !known || !(x >= 0) || math.IsInf(x, 1) {
+		if _, known := slices.BinarySearch(types, k); !known || !(x == 0 || x >= MinPositive && x <= MaxMagnitude) {
 			ok = false
 			break
 		}
@@ -310,7 +340,7 @@ func throughputs(field string, t map[allocation.Accelerator]float64, types []all
 		if _, ok := slices.BinarySearch(types, k); !ok {
 			return bad(field, "unknown accelerator %q (cluster has %v)", k, types)
 		}
-		if err := nonNeg(fmt.Sprintf("%s[%s]", field, k), t[k]); err != nil {
+		if err := rate(fmt.Sprintf("%s[%s]", field, k), t[k]); err != nil {
 			return err
 		}
 	}
@@ -423,8 +453,11 @@ func (a *Adaptive) validate() error {
 		if a.Regimes[i] < 1 || (i > 0 && a.Regimes[i] <= a.Regimes[i-1]) {
 			return bad("adaptive.regimes", "batch sizes must be positive and strictly ascending: %v", a.Regimes)
 		}
-		if x := a.EpochSeconds[i]; math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
-			return bad(fmt.Sprintf("adaptive.epoch_seconds[%d]", i), "%v is not a finite positive number", x)
+		field := fmt.Sprintf("adaptive.epoch_seconds[%d]", i)
+		if x := a.EpochSeconds[i]; x == 0 {
+			return bad(field, "0 is not a finite positive number")
+		} else if err := rate(field, x); err != nil {
+			return err
 		}
 		if a.History != nil {
 			if a.History[i] < 0 {

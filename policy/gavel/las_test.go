@@ -443,9 +443,11 @@ func TestMaxMinFairnessInvalid(t *testing.T) {
 }
 
 // Throughputs and weights far from 1 must not break the LP: terms are
-// normalized by T^prop before the weight is applied.
+// normalized by T^prop before the weight is applied. The scales span the
+// snapshot's range ([policy.MinPositive, policy.MaxMagnitude]); beyond it
+// a job is left out (policy/all's TestEveryPolicyExtremeNumbers).
 func TestMaxMinFairnessExtremeScales(t *testing.T) {
-	for _, scale := range []float64{1e-300, 1e-12, 1e12, 1e300} {
+	for _, scale := range []float64{1e-11, 1e-6, 1e6, 1e14} {
 		s := &policy.Snapshot{Cluster: handCluster(), Jobs: handJobs()}
 		for i := range s.Jobs {
 			for k, v := range s.Jobs[i].Throughput {
@@ -462,8 +464,9 @@ func TestMaxMinFairnessExtremeScales(t *testing.T) {
 			}
 		}
 	}
-	// Weights 1e30 apart: coefficients that large once aborted CLP.
-	for _, w := range []float64{1e-30, 1e30} {
+	// Weights 1e24 apart, the range's ends: coefficients of 1e30 once
+	// aborted CLP.
+	for _, w := range []float64{policy.MinPositive, policy.MaxMagnitude} {
 		s := &policy.Snapshot{Cluster: handCluster(), Jobs: handJobs()}
 		s.Jobs[0].Weight = w
 		for _, solver := range allocation.Solvers() {
@@ -471,8 +474,8 @@ func TestMaxMinFairnessExtremeScales(t *testing.T) {
 			if err != nil {
 				t.Fatalf("weight %g %s: %v", w, solver, err)
 			}
-			if err := d.Allocation.Validate(s.Cluster); err != nil {
-				t.Errorf("weight %g %s: %v", w, solver, err)
+			if err := d.Allocation.Validate(s.Cluster); err != nil || len(d.Unscheduled) > 0 {
+				t.Errorf("weight %g %s: %v, left out %v", w, solver, err, d.Unscheduled)
 			}
 		}
 	}
