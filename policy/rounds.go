@@ -100,7 +100,13 @@ func (r *Rounds) Allocate(ctx context.Context, s *Snapshot) (*Decision, error) {
 		return nil, err
 	}
 	alloc := withWorkers(present(st.Shares.Allocation, s), s)
-	round, next, err := r.Mechanism.Next(seed(ledger, s), s.Cluster, alloc)
+	// Only the placements of jobs that may be scheduled seed the ledger:
+	// a job left out, whatever its placement, is stopped.
+	screened, _, err := Screen(s)
+	if err != nil {
+		return nil, err
+	}
+	round, next, err := r.Mechanism.Next(seed(ledger, screened), s.Cluster, alloc)
 	if err != nil && !fresh {
 		// Shares decided for another cluster, or restored from a state:
 		// decide them again for this snapshot rather than fail the round.
@@ -108,7 +114,7 @@ func (r *Rounds) Allocate(ctx context.Context, s *Snapshot) (*Decision, error) {
 			return nil, err
 		}
 		alloc = withWorkers(present(st.Shares.Allocation, s), s)
-		round, next, err = r.Mechanism.Next(seed(ledger, s), s.Cluster, alloc)
+		round, next, err = r.Mechanism.Next(seed(ledger, screened), s.Cluster, alloc)
 	}
 	ledger = next
 	if err != nil {
