@@ -28,6 +28,10 @@ const maxIdleRounds = 1000
 // ErrStalled reports a simulation in which jobs wait but none can ever run.
 var ErrStalled = errors.New("sim: stalled: jobs are waiting but none can run")
 
+// ErrClock reports a simulation whose clock reached its end, time.Duration's
+// largest value (292 years), with jobs still active.
+var ErrClock = errors.New("sim: the simulated clock reached its end (292 years)")
+
 // Simulation replays jobs on a cluster under a policy, round by round, with
 // Gavel's round mechanism placing each round. The zero value needs a Cluster
 // and a Policy; every other field has a documented default.
@@ -233,6 +237,9 @@ func (s *Simulation) admitted(j policy.Job) (*state, error) {
 		j.Adaptive = &a
 	}
 	best := slices.Max(append(slices.Collect(maps.Values(j.Throughput)), 0))
+	if alone := j.StepsTotal / best; best > 0 && alone >= maxSeconds {
+		return nil, fmt.Errorf("%w: job %q: steps_total: %v steps at its best throughput %v take %.3g s alone, beyond the simulated clock's %.3g s (292 years)", policy.ErrInvalidSnapshot, j.ID, j.StepsTotal, best, alone, maxSeconds)
+	}
 	excl := seconds(j.StepsTotal / best)
 	if s.Exclusive != nil {
 		excl = s.Exclusive(&j)
@@ -298,6 +305,9 @@ func (r *replay) step() error {
 		return fmt.Errorf("sim: round at %v: %w", r.now, err)
 	}
 	end := r.end(works)
+	if end == math.MaxInt64 {
+		return fmt.Errorf("%w: %d jobs active at %v", ErrClock, len(r.active), r.now)
+	}
 	ran := r.advance(works, alloc, end)
 	if err := r.record(next, ran, busy, end); err != nil {
 		return err
@@ -406,9 +416,9 @@ func (r *replay) starting(st *state, run placement.Run, rate float64) work {
 	if !st.rec.Ran {
 		st.rec.Ran, st.rec.FirstRun = true, r.now
 	}
-	w := work{st: st, run: run, rate: rate, start: r.now + st.overhead, finish: math.MaxInt64}
+	w := work{st: st, run: run, rate: rate, start: later(r.now, st.overhead), finish: math.MaxInt64}
 	if rate > 0 {
-		w.finish = w.start + seconds((st.job.StepsTotal-st.job.StepsDone)/rate)
+		w.finish = later(w.start, seconds((st.job.StepsTotal-st.job.StepsDone)/rate))
 	}
 	return w
 }
@@ -416,7 +426,7 @@ func (r *replay) starting(st *state, run placement.Run, rate float64) work {
 // end returns when the round ends: a Round later, or in event-driven mode
 // at the next arrival, wake-up or completion if sooner (at least 1 ns on).
 func (r *replay) end(works []work) time.Duration {
-	end := r.now + r.round
+	end := later(r.now, r.round)
 	if !r.s.Events {
 		return end
 	}
@@ -427,7 +437,7 @@ func (r *replay) end(works []work) time.Duration {
 		end = min(end, r.decision.Wake)
 	}
 	for _, w := range works {
-		end = min(end, max(w.finish, r.now+1))
+		end = min(end, max(w.finish, later(r.now, 1)))
 	}
 	return end
 }
@@ -691,14 +701,28 @@ func sumGPUs(as []allocation.Assignment) int {
 	return n
 }
 
-// ceilTo rounds t up to a multiple of d.
+// ceilTo rounds t up to a multiple of d, or the largest one.
 func ceilTo(t, d time.Duration) time.Duration {
-	return (t + d - 1) / d * d
+	if c := later(t, d-1) / d * d; c >= t {
+		return c
+	}
+	return math.MaxInt64
 }
+
+// later returns t + d, saturating at the end of the clock (d ≥ 0).
+func later(t, d time.Duration) time.Duration {
+	if d > math.MaxInt64-t {
+		return math.MaxInt64
+	}
+	return t + d
+}
+
+// maxSeconds is the end of the simulated clock, in seconds.
+const maxSeconds = math.MaxInt64 / 1e9
 
 // seconds converts float seconds to a Duration, saturating at the largest.
 func seconds(s float64) time.Duration {
-	if s >= math.MaxInt64/1e9 {
+	if s >= maxSeconds {
 		return math.MaxInt64
 	}
 	return time.Duration(math.Round(s * 1e9))

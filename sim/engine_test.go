@@ -6,7 +6,9 @@ import (
 	"github.com/dlsched/dlsched/internal/simtest"
 	"github.com/dlsched/dlsched/workload"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -210,4 +212,34 @@ func BenchmarkSimulation(b *testing.B) {
 		rounds += len(res.Rounds)
 	}
 	b.ReportMetric(float64(rounds)/b.Elapsed().Seconds(), "rounds/s")
+}
+
+// Times past the clock's end (time.Duration's 292 years) neither wrap nor
+// hang: a job too long for the clock is refused by its field, and a run
+// that reaches the end fails with ErrClock, in round and event modes.
+func TestClockEnd(t *testing.T) {
+	one := allocation.Cluster{Servers: []allocation.Server{{ID: "n", Accelerator: "v100", GPUs: 1}}}
+	long := job("A", 0, time.Second, 1)
+	long.StepsTotal, long.Throughput["v100"] = 1e15, 1e-12 // 10²⁷ s alone
+	_, err := (&Simulation{Cluster: one, Policy: &gavel.FIFO{}}).Run(context.Background(), []policy.Job{long})
+	if !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), `job "A": steps_total`) {
+		t.Errorf("10²⁷ s job: %v, want ErrInvalidSnapshot naming job A's steps_total", err)
+	}
+	for _, events := range []bool{false, true} {
+		// Arrives an hour before the end, needs two.
+		late := job("B", math.MaxInt64-time.Hour, 2*time.Hour, 1)
+		done := make(chan error, 1)
+		go func() {
+			_, err := (&Simulation{Cluster: one, Policy: &gavel.FIFO{}, Events: events}).Run(context.Background(), []policy.Job{late})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrClock) {
+				t.Errorf("events %v: %v, want ErrClock", events, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("events %v: no answer in 10 s", events)
+		}
+	}
 }
