@@ -224,6 +224,9 @@ func (s *Simulation) admitted(j policy.Job) (*state, error) {
 	if j.StepsTotal <= 0 {
 		return nil, fmt.Errorf("%w: job %q: steps_total: %v; a simulated job needs its length", policy.ErrInvalidSnapshot, j.ID, j.StepsTotal)
 	}
+	if j.StepsTotal > policy.MaxMagnitude {
+		return nil, fmt.Errorf("%w: job %q: steps_total: %v is above %v", policy.ErrInvalidSnapshot, j.ID, j.StepsTotal, policy.MaxMagnitude)
+	}
 	j.StepsDone, j.Placement = 0, nil
 	if j.Elastic != nil {
 		e := *j.Elastic
