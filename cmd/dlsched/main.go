@@ -120,6 +120,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/dlsched/dlsched/policy"
@@ -130,10 +131,24 @@ import (
 var example []byte
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go interrupt(sig, cancel, os.Stderr, os.Exit)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
+	cancel()
 	os.Exit(code)
+}
+
+// interrupt cancels the run at the first signal, which lets it stop
+// cleanly and keep what it has written, and exits at once, with status
+// 130, at the second.
+func interrupt(sig <-chan os.Signal, cancel func(), stderr io.Writer, exit func(int)) {
+	<-sig
+	fmt.Fprintln(stderr, "dlsched: interrupted, stopping; interrupt again to exit at once")
+	cancel()
+	<-sig
+	exit(130)
 }
 
 // usageError is bad input from the user: exit status 2.

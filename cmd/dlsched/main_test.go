@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/policy"
@@ -153,5 +155,38 @@ func TestAllocateStrictSnapshot(t *testing.T) {
 	code, out, errOut = runCLI(t, in, "allocate", "--policy", "gavel.las", "--in", "-", "--lenient")
 	if code != 0 || !strings.Contains(out, `"placement"`) {
 		t.Errorf("--lenient: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// The first interrupt cancels the run; the second exits at once with 130,
+// even while the run has not yet stopped.
+func TestInterruptTwice(t *testing.T) {
+	sig := make(chan os.Signal, 2)
+	cancelled := make(chan struct{})
+	exited := make(chan int, 1)
+	var stderr strings.Builder
+	go interrupt(sig, func() { close(cancelled) }, &stderr, func(code int) { exited <- code })
+	sig <- os.Interrupt
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first interrupt did not cancel the run")
+	}
+	select {
+	case code := <-exited:
+		t.Fatalf("exited with %d after one interrupt", code)
+	case <-time.After(50 * time.Millisecond):
+	}
+	sig <- os.Interrupt
+	select {
+	case code := <-exited:
+		if code != 130 {
+			t.Errorf("exit status %d, want 130", code)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second interrupt did not exit")
+	}
+	if !strings.Contains(stderr.String(), "interrupt again") {
+		t.Errorf("stderr %q does not say how to exit at once", stderr.String())
 	}
 }
