@@ -45,19 +45,22 @@ func (a CLPAlgorithm) String() string {
 // solves the max-min allocation LP for 2048 jobs (6145 variables, 4099
 // rows) in about 0.4 s.
 //
-// A context deadline becomes CLP's time limit. CLP measures that limit in
-// process CPU time, so under concurrent load it may stop before the
-// deadline; either way the error wraps ErrTimeLimit and
-// context.DeadlineExceeded. Cancellation cannot interrupt a solve and is
-// noticed only when it returns.
+// CLP cannot be interrupted, so Solve runs it in slices of 20 ms of
+// process CPU time, each continuing from the basis the last one left, and
+// looks at ctx between them: cancellation ends a solve within about 20 ms
+// (TestCLPCancel). A deadline is also CLP's time limit; as CLP measures it
+// in process CPU time, under concurrent load it may stop before the
+// deadline. Either way the error wraps ErrTimeLimit and
+// context.DeadlineExceeded.
 //
 // The zero value is ready to use. CLP values are safe for concurrent use:
 // every Solve builds its own CLP model.
 type CLP struct {
 	// Algorithm selects the simplex variant; the zero value is CLPAuto.
 	Algorithm CLPAlgorithm
-	// MaxIterations caps the simplex iterations; reaching the cap yields
-	// ErrTimeLimit. Zero means no cap beyond CLP's own default.
+	// MaxIterations caps the simplex iterations of each slice of a solve;
+	// reaching the cap yields ErrTimeLimit. Zero means no cap beyond CLP's
+	// own default.
 	MaxIterations int
 }
 
@@ -102,21 +105,12 @@ func (e CLP) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 	} else {
 		s.SetOptimizationDirection(clp.Minimize)
 	}
-	if dl, ok := ctx.Deadline(); ok {
-		s.SetMaxSeconds(max(time.Until(dl).Seconds(), 0))
-	}
 	if e.MaxIterations > 0 {
 		s.SetMaxIterations(e.MaxIterations)
 	}
 
 	start := time.Now()
-	var status clp.SimplexStatus
-	switch e.Algorithm {
-	case CLPPrimal:
-		status = s.Primal(clp.NoValuesPass, clp.NoStartFinishOptions)
-	default:
-		status = s.Dual(clp.NoValuesPass, clp.NoStartFinishOptions)
-	}
+	status := e.sliced(ctx, s)
 	elapsed := time.Since(start)
 	secondary := s.SecondaryStatus()
 
@@ -158,6 +152,37 @@ func (e CLP) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 		err = fmt.Errorf("lp: clp status %d (secondary status %d): %w", status, secondary, ErrNumerical)
 	}
 	return failed(err, clpName), err
+}
+
+// clpSlice is the CPU time CLP runs before Solve looks at its context
+// again: cancellation is noticed within about this long.
+const clpSlice = 0.02
+
+// sliced runs the simplex in slices of clpSlice seconds, each continuing
+// from the basis the last one left, until it ends for a reason other than
+// the slice's time limit, ctx is done, or ctx's deadline passes. CLP offers
+// no way to interrupt a solve, and measures its time limit in process CPU
+// time; a slice is the deadline's time limit when that comes first.
+func (e CLP) sliced(ctx context.Context, s *clp.Simplex) clp.SimplexStatus {
+	dl, hasDeadline := ctx.Deadline()
+	for {
+		limit := clpSlice
+		if hasDeadline {
+			limit = min(limit, max(time.Until(dl).Seconds(), 0))
+		}
+		s.SetMaxSeconds(limit)
+		var status clp.SimplexStatus
+		switch e.Algorithm {
+		case CLPPrimal:
+			status = s.Primal(clp.NoValuesPass, clp.NoStartFinishOptions)
+		default:
+			status = s.Dual(clp.NoValuesPass, clp.NoStartFinishOptions)
+		}
+		if status != 3 || s.SecondaryStatus() != clp.SecondaryStoppedOnTime || ctx.Err() != nil ||
+			hasDeadline && !time.Now().Before(dl) {
+			return status
+		}
+	}
 }
 
 // scaledObjective returns obj scaled by a power of two so that its largest

@@ -73,3 +73,29 @@ func TestCLPHugeObjective(t *testing.T) {
 		}
 	}
 }
+
+// Cancellation ends a solve CLP cannot interrupt within a slice: well
+// under issue 19's 100 ms, however large the LP.
+func TestCLPCancel(t *testing.T) {
+	p := maxMin(4096, 7)
+	worst := time.Duration(0)
+	for range 3 {
+		ctx, cancel := context.WithCancel(context.Background())
+		var cancelled time.Time
+		go func() {
+			time.Sleep(50 * time.Millisecond)
+			cancelled = time.Now()
+			cancel()
+		}()
+		_, err := CLP{}.Solve(ctx, p)
+		took := time.Since(cancelled)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Solve cancelled after 50 ms: %v, want context.Canceled", err)
+		}
+		worst = max(worst, took)
+	}
+	t.Logf("returned at most %v after cancellation", worst)
+	if worst > 100*time.Millisecond {
+		t.Errorf("returned %v after cancellation, want within 100 ms", worst)
+	}
+}
