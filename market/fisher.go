@@ -380,6 +380,9 @@ func (um *unitMarket) solve(ctx context.Context, start [][]float64, accept func(
 		if it == next {
 			next = next + next/2 + 8
 			for _, d := range deltas {
+				if err := ctx.Err(); err != nil {
+					return nil, nil, fmt.Errorf("market: solve: %w", err)
+				}
 				spend, p, ok := um.finish(b, price, d)
 				if ok && accept(spend, p) {
 					return spend, p, nil

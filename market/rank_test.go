@@ -2,6 +2,7 @@ package market
 
 import (
 	"cmp"
+	"context"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -17,7 +18,7 @@ func TestPackRanksByPriority(t *testing.T) {
 	v := Volatile{Rounds: 2, Capacity: 2}
 	buyers := []Buyer{{Budget: 1, Width: 2}, {Budget: 5, Width: 1}, {Budget: 1, Width: 1}}
 	plan := Plan{Counts: []int{1, 1, 1}}
-	if err := v.pack(buyers, &plan); err != nil {
+	if err := v.pack(context.Background(), buyers, &plan); err != nil {
 		t.Fatal(err)
 	}
 	if want := [][]int{{1, 2}, {0}}; !reflect.DeepEqual(plan.Schedule, want) {
@@ -44,7 +45,7 @@ func TestPackKeepsCounts(t *testing.T) {
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(buyers[b].Budget, buyers[a].Budget) })
 		_, first := v.place(buyers, counts, order, v.capacity(), mostFree)
 		plan := Plan{Counts: slices.Clone(counts)}
-		if err := v.pack(buyers, &plan); err != nil {
+		if err := v.pack(context.Background(), buyers, &plan); err != nil {
 			t.Fatal(err)
 		}
 		got := make([]int, len(buyers))

@@ -333,7 +333,7 @@ func (v Volatile) Solve(ctx context.Context, buyers []Buyer) (Plan, error) {
 			capacity -= u.width
 		}
 	}
-	if err := v.pack(buyers, &plan); err != nil {
+	if err := v.pack(ctx, buyers, &plan); err != nil {
 		return Plan{}, err
 	}
 	plan.Objective = v.objective(buyers, counts, welfare, left)
@@ -362,7 +362,7 @@ func (v Volatile) objective(buyers []Buyer, counts []int, welfare, left [][]floa
 // buyers of highest priority run earliest (rank), as Shockwave's second
 // program does: the counts are kept, and the first schedule too if
 // re-ranking cannot fit them.
-func (v Volatile) pack(buyers []Buyer, plan *Plan) error {
+func (v Volatile) pack(ctx context.Context, buyers []Buyer, plan *Plan) error {
 	order := make([]int, len(buyers))
 	for i := range order {
 		order[i] = i
@@ -375,7 +375,11 @@ func (v Volatile) pack(buyers []Buyer, plan *Plan) error {
 		}
 	}
 	copy(plan.Counts, got)
-	if ranked, ok := v.rank(buyers, plan.Counts, order); ok {
+	ranked, ok, err := v.rank(ctx, buyers, plan.Counts, order)
+	if err != nil {
+		return err
+	}
+	if ok {
 		schedule = ranked
 	}
 	for t := range schedule {
@@ -390,12 +394,16 @@ func (v Volatile) pack(buyers []Buyer, plan *Plan) error {
 // pack's order (Budget, then index) each take the earliest rounds with
 // room, unless the buyers after them, placed as pack first placed them,
 // would then no longer all fit; they then take the most free rounds. It
-// reports false if neither keeps every count.
-func (v Volatile) rank(buyers []Buyer, counts, order []int) ([][]int, bool) {
+// reports false if neither keeps every count. It takes O(J²·T) for J
+// buyers and T rounds, and looks at ctx before each buyer.
+func (v Volatile) rank(ctx context.Context, buyers []Buyer, counts, order []int) ([][]int, bool, error) {
 	free := v.capacity()
 	schedule := make([][]int, v.Rounds)
 	placed := make([]bool, len(buyers))
 	for _, i := range order {
+		if err := ctx.Err(); err != nil {
+			return nil, false, fmt.Errorf("market: %w", err)
+		}
 		placed[i] = true
 		rest := slices.DeleteFunc(slices.Clone(order), func(k int) bool { return placed[k] })
 		ok := false
@@ -416,10 +424,10 @@ func (v Volatile) rank(buyers []Buyer, counts, order []int) ([][]int, bool) {
 			}
 		}
 		if !ok {
-			return nil, false
+			return nil, false, nil
 		}
 	}
-	return schedule, true
+	return schedule, true, nil
 }
 
 // fitsAll reports whether every buyer of order got its count.

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -41,6 +42,13 @@ const MaxCost = 1e300
 // scheduling matrices (job × (machine, position)) rows in decreasing job
 // length displace few: 300 jobs × 400 pairs solve about 5× faster so.
 func Assign(cost [][]float64) ([]int, error) {
+	return AssignContext(context.Background(), cost)
+}
+
+// AssignContext is Assign, returning an error that wraps ctx.Err() soon
+// after ctx is done: it looks at ctx after every row it adds and every 64
+// rows an addition reaches.
+func AssignContext(ctx context.Context, cost [][]float64) ([]int, error) {
 	n := len(cost)
 	out := make([]int, n)
 	if n == 0 {
@@ -89,7 +97,7 @@ func Assign(cost [][]float64) ([]int, error) {
 			row[j] -= lo
 		}
 	}
-	match, err := hungarian(a, r, c)
+	match, err := hungarian(ctx, a, r, c)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +118,7 @@ func Assign(cost [][]float64) ([]int, error) {
 // among equally near ones, which ends the search early on the many ties of
 // scheduling matrices; it then moves the potentials so that the path is
 // tight and every reduced cost stays non-negative, and augments along it.
-func hungarian(a []float64, r, c int) ([]int, error) {
+func hungarian(ctx context.Context, a []float64, r, c int) ([]int, error) {
 	u := make([]float64, r)
 	v := make([]float64, c)
 	owner := make([]int, c) // the row on each column, -1 if free
@@ -136,6 +144,11 @@ func hungarian(a []float64, r, c int) ([]int, error) {
 		rows, cols = rows[:0], cols[:0]
 		i, dist, sink := cur, 0.0, -1
 		for sink < 0 {
+			if len(rows)%64 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, fmt.Errorf("placement: assign: %w", err)
+				}
+			}
 			rows = append(rows, i)
 			ai := a[i*c : (i+1)*c]
 			base := dist - u[i]

@@ -95,7 +95,7 @@ func TestCLPCancel(t *testing.T) {
 		worst = max(worst, took)
 	}
 	t.Logf("returned at most %v after cancellation", worst)
-	if worst > 100*time.Millisecond {
+	if bound := 100 * time.Millisecond; worst > bound && !raceEnabled || worst > 10*bound {
 		t.Errorf("returned %v after cancellation, want within 100 ms", worst)
 	}
 }

@@ -310,12 +310,15 @@ func match(ctx context.Context, jobs []*job, workers []worker, qf func(*job, all
 		}
 		cost := make([][]float64, n)
 		for r := range rows {
+			if r%256 == 255 && ctx.Err() != nil {
+				return nil, 0, fmt.Errorf("allox: %w", ctx.Err())
+			}
 			cost[r] = make([]float64, len(cols))
 			for c, col := range cols {
 				cost[r][c] = float64(col.p)*q[r][types[workers[col.w].k]] + rows[r].wait
 			}
 		}
-		got, err := placement.Assign(cost)
+		got, err := placement.AssignContext(ctx, cost)
 		grow := false
 		switch {
 		case errors.Is(err, placement.ErrInfeasible):
