@@ -13,11 +13,23 @@ import (
 // running job back the GPUs it holds (lease extension); Place puts a job on
 // the fewest servers of one type, in whole workers: a worker's GPUs are on
 // one server. Only GPUs are counted.
+//
+// Place takes time in the number of distinct free counts of a type's
+// servers, not in its servers: an index keeps each type's servers by free
+// count.
 type Gangs struct {
 	servers []allocation.Server // sorted by ID
 	types   []allocation.Accelerator
 	free    map[string]int
-	onType  map[allocation.Accelerator]int // free GPUs per type, so a gang that cannot fit fails at once
+	at      map[string]int                   // index of each server in servers
+	onType  map[allocation.Accelerator]int   // free GPUs per type, so a gang that cannot fit fails at once
+	byFree  map[allocation.Accelerator]index // each type's servers by free count
+	fewer   map[fewKey]int                   // fewest's answers
+}
+
+type fewKey struct {
+	t    allocation.Accelerator
+	k, w int
 }
 
 // NewGangs returns the free GPUs of c.
@@ -26,11 +38,21 @@ func NewGangs(c allocation.Cluster) *Gangs {
 		servers: slices.SortedFunc(slices.Values(c.Servers), func(a, b allocation.Server) int { return cmp.Compare(a.ID, b.ID) }),
 		types:   c.Types(),
 		free:    make(map[string]int),
+		at:      make(map[string]int),
 		onType:  make(map[allocation.Accelerator]int),
+		byFree:  make(map[allocation.Accelerator]index),
+		fewer:   make(map[fewKey]int),
 	}
-	for _, srv := range g.servers {
+	for i, srv := range g.servers {
 		g.free[srv.ID] = srv.GPUs
+		g.at[srv.ID] = i
 		g.onType[srv.Accelerator] += srv.GPUs
+		ix, ok := g.byFree[srv.Accelerator]
+		if !ok {
+			ix = index{}
+			g.byFree[srv.Accelerator] = ix
+		}
+		ix.add(srv.GPUs, i, len(c.Servers))
 	}
 	return g
 }
@@ -48,7 +70,10 @@ func (g *Gangs) Free() int {
 func (g *Gangs) FreeOn(t allocation.Accelerator) int { return g.onType[t] }
 
 func (g *Gangs) take(id string, t allocation.Accelerator, n int) {
+	ix, i := g.byFree[t], g.at[id]
+	ix.remove(g.free[id], i)
 	g.free[id] -= n
+	ix.add(g.free[id], i, len(g.servers))
 	g.onType[t] -= n
 }
 
@@ -111,6 +136,10 @@ func (g *Gangs) Consolidate(k, w int, usable func(allocation.Accelerator) bool) 
 // fewest returns the fewest servers of type t that hold k GPUs in workers of
 // w when empty: a server holds ⌊GPUs/w⌋·w of them.
 func (g *Gangs) fewest(t allocation.Accelerator, k, w int) int {
+	key := fewKey{t, k, w}
+	if n, ok := g.fewer[key]; ok {
+		return n
+	}
 	var sizes []int
 	for _, srv := range g.servers {
 		if srv.Accelerator == t {
@@ -126,6 +155,7 @@ func (g *Gangs) fewest(t allocation.Accelerator, k, w int) int {
 		k -= size
 		n++
 	}
+	g.fewer[key] = n
 	return n
 }
 
@@ -164,33 +194,44 @@ func (g *Gangs) place(k, w int, usable func(allocation.Accelerator) bool, consol
 // placeOn returns where k GPUs in workers of w would go on type t, taking
 // nothing: the fullest server with room for all of them, or else the
 // servers with the most room (ties by ID); nil if the type's room is short.
+// A server with f free has room for ⌊f/w⌋·w, so one with room for all k
+// (a multiple of w) is one with f ≥ k.
 func (g *Gangs) placeOn(t allocation.Accelerator, k, w int) []allocation.Assignment {
-	var cands []allocation.Server
-	for _, srv := range g.servers {
-		if srv.Accelerator == t && g.room(srv.ID, w) > 0 {
-			cands = append(cands, srv)
+	ix := g.byFree[t]
+	counts := ix.counts()
+	for _, c := range counts {
+		if c.free >= k {
+			return []allocation.Assignment{{Server: g.servers[ix[c.free].next(0)].ID, GPUs: k}}
 		}
 	}
-	fit := -1
-	for i, srv := range cands {
-		// A server with room for k has at least k free; the fullest is
-		// the one with the fewest free GPUs.
-		if g.room(srv.ID, w) >= k && (fit < 0 || g.free[srv.ID] < g.free[cands[fit].ID]) {
-			fit = i
-		}
+	total := 0
+	for _, c := range counts {
+		total += c.free / w * w * c.n
 	}
-	if fit >= 0 {
-		return []allocation.Assignment{{Server: cands[fit].ID, GPUs: k}}
+	if total < k {
+		return nil
 	}
-	slices.SortStableFunc(cands, func(a, b allocation.Server) int { return cmp.Compare(g.room(b.ID, w), g.room(a.ID, w)) })
 	var place []allocation.Assignment
 	left := k
-	for _, srv := range cands {
-		n := min(left, g.room(srv.ID, w)) // both multiples of w
-		place = append(place, allocation.Assignment{Server: srv.ID, GPUs: n})
-		if left -= n; left == 0 {
-			return place
+	// Rooms descending; the servers of one room, whose free counts differ
+	// by less than w, in ID order.
+	for hi := len(counts) - 1; hi >= 0 && left > 0; {
+		room := counts[hi].free / w * w
+		lo := hi
+		for lo > 0 && counts[lo-1].free/w*w == room {
+			lo--
 		}
+		if room == 0 {
+			break
+		}
+		for _, i := range ix.merged(counts[lo : hi+1]) {
+			n := min(left, room)
+			place = append(place, allocation.Assignment{Server: g.servers[i].ID, GPUs: n})
+			if left -= n; left == 0 {
+				break
+			}
+		}
+		hi = lo - 1
 	}
-	return nil
+	return place
 }
