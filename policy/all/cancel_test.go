@@ -13,17 +13,17 @@ import (
 	"github.com/dlsched/dlsched/policy"
 )
 
-// bigWorld is a cluster of 256 servers of 8 GPUs over three types and n
-// jobs of 1–8 GPUs, none running.
-func bigWorld(n int) *policy.Snapshot {
+// bigWorld is a cluster of servers of 8 GPUs over three types and n jobs
+// of 1–8 GPUs, none running.
+func bigWorld(n, servers int) *policy.Snapshot {
 	r := rand.New(rand.NewPCG(5, 5))
 	types := []allocation.Accelerator{"k80", "p100", "v100"}
 	s := &policy.Snapshot{Now: time.Hour}
-	for i := range 256 {
-		s.Cluster.Servers = append(s.Cluster.Servers, allocation.Server{ID: fmt.Sprintf("s%03d", i), Accelerator: types[i%3], GPUs: 8, CPUs: 64, MemoryGB: 512})
+	for i := range servers {
+		s.Cluster.Servers = append(s.Cluster.Servers, allocation.Server{ID: fmt.Sprintf("s%05d", i), Accelerator: types[i%3], GPUs: 8, CPUs: 64, MemoryGB: 512})
 	}
 	for i := range n {
-		j := policy.Job{ID: fmt.Sprintf("j%05d", i), GPUs: []int{1, 1, 2, 4, 8}[r.IntN(5)],
+		j := policy.Job{ID: fmt.Sprintf("j%06d", i), GPUs: []int{1, 1, 2, 4, 8}[r.IntN(5)],
 			Arrival: time.Duration(r.IntN(3600)) * time.Second, StepsTotal: float64(1000 + r.IntN(1e6)),
 			AttainedGPUSeconds: float64(r.IntN(1e5)), Throughput: map[allocation.Accelerator]float64{}}
 		for k, t := range types {
@@ -44,7 +44,7 @@ func TestEveryPolicyCancels(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large snapshots")
 	}
-	s := bigWorld(4000)
+	s := bigWorld(4000, 256)
 	bound := 250 * time.Millisecond
 	if raceEnabled {
 		bound *= 10

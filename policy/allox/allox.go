@@ -23,6 +23,13 @@ func init() {
 // considered.
 const DefaultAlpha = 1.0
 
+// MaxCells bounds jobs × (worker, position) columns, the cells of the
+// cost matrix one matching holds (twice, as the solver copies it): 2²⁵
+// cells are about 512 MiB. A larger round fails with an error naming it,
+// rather than the process running out of memory. The matching takes time
+// O(jobs² × columns), so rounds near the bound take minutes.
+const MaxCells = 1 << 25
+
 // AlloX is the policy of AlloX. It keeps no state: same snapshot, same
 // decision.
 //
@@ -302,7 +309,15 @@ func match(ctx context.Context, jobs []*job, workers []worker, qf func(*job, all
 			return nil, 0, fmt.Errorf("allox: %w", err)
 		}
 		type column struct{ w, p int }
-		var cols []column
+		ncols := uint64(0)
+		for w := range workers {
+			ncols += uint64(pos[w])
+		}
+		if cells := uint64(n) * ncols; cells > MaxCells {
+			return nil, 0, fmt.Errorf("%w: allox: %d jobs × %d (worker, position) columns = %d cost cells, more than MaxCells (%d)",
+				policy.ErrInvalidSnapshot, n, ncols, cells, uint64(MaxCells))
+		}
+		cols := make([]column, 0, ncols)
 		for w := range workers {
 			for p := 1; p <= pos[w]; p++ {
 				cols = append(cols, column{w, p})

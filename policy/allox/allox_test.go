@@ -649,3 +649,20 @@ func TestInputUnchanged(t *testing.T) {
 		t.Fatalf("snapshot modified (-before +after):\n%s", diff)
 	}
 }
+
+// A matching whose cost matrix would exceed MaxCells is refused by name
+// before it is built: 6000 jobs on 6000 GPUs need 6000 × 12 000 cells.
+func TestMaxCells(t *testing.T) {
+	s := &policy.Snapshot{Cluster: cluster(server("s", "v100", 6000))}
+	for i := range 6000 {
+		s.Jobs = append(s.Jobs, policy.Job{ID: fmt.Sprintf("j%04d", i), GPUs: 1, StepsTotal: float64(100 + i), Throughput: thr{"v100": 1}})
+	}
+	start := time.Now()
+	_, err := (&allox.AlloX{}).Allocate(context.Background(), s)
+	if !errors.Is(err, policy.ErrInvalidSnapshot) || !strings.Contains(err.Error(), "MaxCells") {
+		t.Fatalf("6000 jobs on 6000 GPUs: %v, want a refusal naming MaxCells", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("refused after %v", took)
+	}
+}

@@ -31,7 +31,10 @@
 // job arrives or finishes, so the rest of the plan is never used and
 // Decision.Wake is zero. Only the ⌈α·m⌉ longest-waiting of the m waiting
 // jobs are matched, AlloX's fairness knob. The solver is
-// placement.Assign, the Hungarian method.
+// placement.AssignContext, the Hungarian method, in time O(n²·c) for n
+// jobs and c (worker, position) columns. A round whose cost matrix would
+// exceed MaxCells cells (about 512 MiB) fails with an error naming the
+// bound; lower α to match fewer jobs.
 //
 // AlloX is clairvoyant: the matching needs each waiting job's StepsTotal. A
 // job that already runs (Job.Placement) keeps its GPUs until it finishes.
