@@ -46,8 +46,8 @@ func Assign(cost [][]float64) ([]int, error) {
 }
 
 // AssignContext is Assign, returning an error that wraps ctx.Err() soon
-// after ctx is done: it looks at ctx after every row it adds and every 64
-// rows an addition reaches.
+// after ctx is done: it looks at ctx every 256 rows it checks or copies,
+// and every 64 rows an addition reaches.
 func AssignContext(ctx context.Context, cost [][]float64) ([]int, error) {
 	n := len(cost)
 	out := make([]int, n)
@@ -56,6 +56,9 @@ func AssignContext(ctx context.Context, cost [][]float64) ([]int, error) {
 	}
 	m := len(cost[0])
 	for i, row := range cost {
+		if i%256 == 255 && ctx.Err() != nil {
+			return nil, fmt.Errorf("placement: assign: %w", ctx.Err())
+		}
 		if len(row) != m {
 			return nil, fmt.Errorf("%w cost matrix: row %d has %d columns, row 0 has %d", allocation.ErrInvalid, i, len(row), m)
 		}
@@ -78,6 +81,9 @@ func AssignContext(ctx context.Context, cost [][]float64) ([]int, error) {
 	}
 	a := make([]float64, r*c)
 	for i := range r {
+		if i%256 == 255 && ctx.Err() != nil {
+			return nil, fmt.Errorf("placement: assign: %w", ctx.Err())
+		}
 		row := a[i*c : (i+1)*c]
 		for j := range row {
 			if tr {
