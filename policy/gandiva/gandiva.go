@@ -220,6 +220,12 @@ type set struct {
 	typ  allocation.Accelerator
 	gpus int
 	need int // GPUs its units request, all running at once
+	seq  int // its place in set order, which only ever appends and deletes
+	// caps caches capacity per worker size; listed marks a set in the
+	// index's open list.
+	caps   map[int]int
+	listed bool
+	at     int // its place in the index's heap of its class
 }
 
 // run is the working state of one call.
@@ -243,6 +249,8 @@ type run struct {
 	demand   map[int]int // GPUs requested per class, for rebalancing
 	migrated int
 	out      map[string]string // jobs left out of the call, and why
+	seq      int               // sets made so far
+	ix       *index            // built by admit
 }
 
 func key(a, b string) [2]string {
@@ -334,6 +342,7 @@ func (p *Gandiva) begin(s *policy.Snapshot, out map[string]string) *run {
 		for _, id := range ss.Servers {
 			r.busy[id] = true
 		}
+		ss.seq, r.seq = r.seq, r.seq+1
 		r.sets = append(r.sets, ss)
 	}
 
@@ -452,6 +461,7 @@ func (r *run) more(s *set, n int) {
 		s.SliceStart = r.now
 	}
 	s.need += n
+	r.needs(s)
 }
 
 // measure reads the introspection measurement of every trial pair that has
@@ -523,6 +533,7 @@ func (r *run) admit(ctx context.Context) error {
 		return nil
 	}
 	clear(r.grown)
+	r.index()
 	slices.SortFunc(queue, func(a, b *policy.Job) int { return cmp.Or(cmp.Compare(a.Arrival, b.Arrival), cmp.Compare(a.ID, b.ID)) })
 	failed := make(map[string]bool) // migration plans that failed, by class and types
 	for i, j := range queue {
@@ -533,6 +544,7 @@ func (r *run) admit(ctx context.Context) error {
 		}
 		r.place(j, failed)
 	}
+	r.ix = nil // what follows changes sets without keeping it
 	return nil
 }
 

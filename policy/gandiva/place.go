@@ -2,6 +2,7 @@ package gandiva
 
 import (
 	"cmp"
+	"container/heap"
 	"fmt"
 	"slices"
 
@@ -53,7 +54,7 @@ func (r *run) fits(u []string, t allocation.Accelerator) bool {
 // workers of j beside its units' workers.
 func (r *run) join(j *policy.Job, g int, same bool) *set {
 	var best *set
-	for _, s := range r.sets {
+	for _, s := range r.opened() {
 		if (s.Class == g) != same || !usable(j, s.typ) || s.need+g > s.gpus || !r.holds(s, []string{j.ID}) {
 			continue
 		}
@@ -68,14 +69,23 @@ func (r *run) join(j *policy.Job, g int, same bool) *set {
 // (its servers hold j's workers): load is the GPUs its units request over
 // the GPUs it has.
 func (r *run) oversubscribe(j *policy.Job, g int) *set {
+	h := r.ix.light[g]
+	if h == nil {
+		return nil
+	}
+	// The least loaded first: pop until one holds j, then put them back.
+	var popped []*set
 	var best *set
-	for _, s := range r.sets {
-		if s.Class != g || !usable(j, s.typ) || r.capacity(s.Servers, j.Worker()) < g {
-			continue
-		}
-		if best == nil || s.need*best.gpus < best.need*s.gpus {
+	for h.Len() > 0 {
+		s := heap.Pop(h).(*set)
+		popped = append(popped, s)
+		if usable(j, s.typ) && r.setCap(s, j.Worker()) >= g {
 			best = s
+			break
 		}
+	}
+	for _, s := range popped {
+		heap.Push(h, s)
 	}
 	return best
 }
@@ -84,6 +94,9 @@ func (r *run) oversubscribe(j *policy.Job, g int) *set {
 // smallest one that holds g GPUs, or else, of one type, the fewest that do
 // together in whole workers of j, the most room first.
 func (r *run) free(j *policy.Job, g int) []string {
+	if !slices.ContainsFunc(r.types, func(t allocation.Accelerator) bool { return r.ix.idle[t] > 0 && usable(j, t) }) {
+		return nil
+	}
 	var one *allocation.Server
 	for i := range r.servers {
 		srv := &r.servers[i]
@@ -142,8 +155,13 @@ func (r *run) create(servers []string, class int, id string) {
 	for _, sid := range servers {
 		s.gpus += r.srv[sid].GPUs
 		r.busy[sid] = true
+		if r.ix != nil {
+			r.ix.idle[s.typ]--
+		}
 	}
+	s.seq, r.seq = r.seq, r.seq+1
 	r.sets = append(r.sets, s)
+	r.indexSet(s)
 	r.add(s, id)
 }
 
@@ -184,7 +202,7 @@ func (r *run) migrate(j *policy.Job, g int, failed map[string]bool) bool {
 		return false
 	}
 	spare := 0
-	for _, s := range r.sets {
+	for _, s := range r.opened() { // the others have no room
 		if usable(j, s.typ) {
 			spare += max(0, s.gpus-s.need)
 		}
@@ -290,16 +308,22 @@ func (r *run) carry(p *plan, id string, g int) {
 	for _, m := range p.moves {
 		p.from.Jobs = slices.DeleteFunc(p.from.Jobs, func(x string) bool { return slices.Contains(m.unit, x) })
 		p.from.need -= r.req[m.unit[0]]
+		r.needs(p.from)
 		r.add(m.to, m.unit...)
 		r.migrated += len(m.unit)
 	}
+	r.reopen(p.from)
 	if len(p.from.Jobs) > 0 {
 		r.add(p.from, id)
 		return
 	}
 	r.sets = slices.DeleteFunc(r.sets, func(s *set) bool { return s == p.from })
+	r.unindexSet(p.from)
 	for _, sid := range p.from.Servers {
 		r.busy[sid] = false
+		if r.ix != nil {
+			r.ix.idle[p.from.typ]++
+		}
 	}
 	r.create(p.from.Servers, g, id)
 }
@@ -311,55 +335,28 @@ func (r *run) carry(p *plan, id string, g int) {
 // fewest members goes, if the gain exceeds the cost as for migration, the
 // gain counting a quantum of all the set's GPUs for class g.
 func (r *run) rebalance(j *policy.Job, g int) bool {
-	if r.demand == nil {
-		r.demand = make(map[int]int)
-		for _, g := range r.req {
-			r.demand[g] += g
-		}
-	}
-	held := make(map[int]int)
-	count := make(map[int]int)
-	for _, s := range r.sets {
-		held[s.Class] += s.gpus
-		count[s.Class]++
-	}
-	target := Targets(r.demand, r.snap.Cluster.TotalGPUs())
+	held, target := r.ix.held, r.ix.target
 	if held[g] > 0 && held[g] >= target[g] {
 		return false
 	}
+	// The set with the fewest members that can go, the first in set order
+	// among equals: the candidates in that order, the first with a plan.
+	var cands []*set
+	for k, sets := range r.ix.byClass {
+		if k == g || len(sets) < 2 {
+			continue
+		}
+		for _, from := range sets {
+			if held[k]-from.gpus >= target[k] && r.setCap(from, j.Worker()) >= g && usable(j, from.typ) {
+				cands = append(cands, from)
+			}
+		}
+	}
+	slices.SortFunc(cands, func(a, b *set) int { return cmp.Or(cmp.Compare(len(a.Jobs), len(b.Jobs)), cmp.Compare(a.seq, b.seq)) })
 	var best *plan
-	for _, from := range r.sets {
-		k := from.Class
-		if k == g || count[k] < 2 || held[k]-from.gpus < target[k] || r.capacity(from.Servers, j.Worker()) < g || !usable(j, from.typ) {
-			continue
-		}
-		if best != nil && len(from.Jobs) >= best.jobs {
-			continue
-		}
-		p := &plan{from: from}
-		taken := make(map[*set]int)
-		for _, u := range r.units(from) {
-			ug := r.req[u[0]]
-			var to *set
-			for _, s := range r.sets {
-				if s == from || s.Class != k || r.capacity(s.Servers, r.worker(u)) < ug || !r.fits(u, s.typ) {
-					continue
-				}
-				if to == nil || (s.need+taken[s])*to.gpus < (to.need+taken[to])*s.gpus {
-					to = s
-				}
-			}
-			if to == nil {
-				p = nil
-				break
-			}
-			taken[to] += ug
-			p.moves = append(p.moves, move{slices.Clone(u), to})
-			p.jobs += len(u)
-			p.gpus += len(u) * ug
-		}
-		if p != nil {
-			best = p
+	for _, from := range cands {
+		if best = r.regroup(from); best != nil {
+			break
 		}
 	}
 	if best == nil || !r.worth(best.from.gpus, best.gpus) {
@@ -367,4 +364,31 @@ func (r *run) rebalance(j *policy.Job, g int) bool {
 	}
 	r.carry(best, j.ID, g)
 	return true
+}
+
+// regroup plans to empty set from onto the other sets of its class, each
+// unit onto the least loaded that holds it, or returns nil.
+func (r *run) regroup(from *set) *plan {
+	p := &plan{from: from}
+	taken := make(map[*set]int)
+	for _, u := range r.units(from) {
+		ug := r.req[u[0]]
+		var to *set
+		for _, s := range r.ix.byClass[from.Class] {
+			if s == from || r.setCap(s, r.worker(u)) < ug || !r.fits(u, s.typ) {
+				continue
+			}
+			if to == nil || (s.need+taken[s])*to.gpus < (to.need+taken[to])*s.gpus {
+				to = s
+			}
+		}
+		if to == nil {
+			return nil
+		}
+		taken[to] += ug
+		p.moves = append(p.moves, move{slices.Clone(u), to})
+		p.jobs += len(u)
+		p.gpus += len(u) * ug
+	}
+	return p
 }

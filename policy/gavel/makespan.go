@@ -3,6 +3,7 @@ package gavel
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/policy"
@@ -70,10 +71,23 @@ func (p *Makespan) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.De
 		return nil, err
 	}
 	prog, ids, _ := newProgram(s.Cluster, jobs, p.Solver, bestIfAgnostic(p.Agnostic), pp...)
+	// The terms are y_j·T/R_j, T the longest time alone, so that u* is near
+	// 1 whatever the units: at R/y of 10¹⁸ s, y_j/R_j fell below CLP's
+	// tolerances and u* came back 0.
+	longest := 0.0
+	for _, job := range jobs {
+		fastest := 0.0
+		for _, x := range job.Throughput {
+			fastest = math.Max(fastest, x)
+		}
+		if fastest > 0 {
+			longest = math.Max(longest, (job.StepsTotal-job.StepsDone)/fastest)
+		}
+	}
 	var terms []allocation.Expr
 	for j, job := range jobs {
 		if remaining := job.StepsTotal - job.StepsDone; remaining > 0 {
-			terms = append(terms, prog.Throughput(j).Div(remaining))
+			terms = append(terms, prog.Throughput(j).Div(remaining/longest))
 		}
 	}
 	d := &policy.Decision{Policy: p.Name(), Unscheduled: out, Warnings: warnings}
@@ -89,7 +103,10 @@ func (p *Makespan) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.De
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}
-	d.Objective = 1 / res.Objective
+	if !(res.Objective > 0) {
+		return nil, fmt.Errorf("%s: %w: the solver found no makespan (u* = %v)", p.Name(), allocation.ErrNumerical, res.Objective)
+	}
+	d.Objective = longest / res.Objective
 	d.Allocation = prog.Allocation(ids, res)
 	return d, nil
 }
