@@ -64,6 +64,7 @@ func BenchmarkScale(b *testing.B) {
 // (the pure-Go engine's size guard, for one). It reports the largest size
 // as jobs and the time that size took. Run it once, with CLP:
 // go test -tags clp ./policy/all -run '^$' -bench LPScale -benchtime 1x -timeout 2h.
+// Each round has a 10 s deadline, which stops the solve.
 func BenchmarkLPScale(b *testing.B) {
 	for _, info := range policy.Registered() {
 		if !strings.HasPrefix(info.Name, "gavel.") || info.Name == "gavel.fifo" || info.Name == "gavel.fifo-agnostic" {
@@ -79,9 +80,11 @@ func BenchmarkLPScale(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 					start := time.Now()
-					_, err = p.Allocate(context.Background(), bigWorld(n, n/4))
+					_, err = p.Allocate(ctx, bigWorld(n, n/4))
 					d := time.Since(start)
+					cancel()
 					if err != nil || d > 10*time.Second {
 						b.Logf("%d jobs: %v (%v)", n, d, err)
 						break
