@@ -335,12 +335,23 @@ func (r *run) carry(p *plan, id string, g int) {
 // fewest members goes, if the gain exceeds the cost as for migration, the
 // gain counting a quantum of all the set's GPUs for class g.
 func (r *run) rebalance(j *policy.Job, g int) bool {
-	held, target := r.ix.held, r.ix.target
-	if held[g] > 0 && held[g] >= target[g] {
+	best := r.giver(j, g)
+	if best == nil || !r.worth(best.from.gpus, best.gpus) {
 		return false
 	}
-	// The set with the fewest members that can go, the first in set order
-	// among equals: the candidates in that order, the first with a plan.
+	r.carry(best, j.ID, g)
+	return true
+}
+
+// giver returns the plan rebalance would carry out for job j of class g,
+// before weighing it, or nil: the set with the fewest members that can go,
+// the first in set order among equals, found as the first candidate in
+// that order with a plan.
+func (r *run) giver(j *policy.Job, g int) *plan {
+	held, target := r.ix.held, r.ix.target
+	if held[g] > 0 && held[g] >= target[g] {
+		return nil
+	}
 	var cands []*set
 	for k, sets := range r.ix.byClass {
 		if k == g || len(sets) < 2 {
@@ -353,17 +364,12 @@ func (r *run) rebalance(j *policy.Job, g int) bool {
 		}
 	}
 	slices.SortFunc(cands, func(a, b *set) int { return cmp.Or(cmp.Compare(len(a.Jobs), len(b.Jobs)), cmp.Compare(a.seq, b.seq)) })
-	var best *plan
 	for _, from := range cands {
-		if best = r.regroup(from); best != nil {
-			break
+		if p := r.regroup(from); p != nil {
+			return p
 		}
 	}
-	if best == nil || !r.worth(best.from.gpus, best.gpus) {
-		return false
-	}
-	r.carry(best, j.ID, g)
-	return true
+	return nil
 }
 
 // regroup plans to empty set from onto the other sets of its class, each
