@@ -205,15 +205,15 @@ func (m Fisher) SolveFrom(ctx context.Context, bids [][]float64) (Equilibrium, e
 // settle runs the solver with the acceptance test of an exact point.
 func (m Fisher) settle(ctx context.Context, um *unitMarket, start [][]float64, accept func([][]float64, []float64) bool) (Equilibrium, error) {
 	spend, price, err := um.solve(ctx, start, accept)
-	if errors.Is(err, errApproximate) {
-		e := m.fromUnit(um, spend, price)
-		e.Gap = m.gap(e)
-		return e, nil
-	}
-	if err != nil {
+	approximate := errors.Is(err, errApproximate)
+	if err != nil && !approximate {
 		return Equilibrium{}, err
 	}
-	return m.fromUnit(um, spend, price), nil
+	e := m.fromUnit(um, spend, price)
+	if approximate {
+		e.Gap = m.gap(e)
+	}
+	return e, nil
 }
 
 // gap returns the Eisenberg–Gale duality gap of e (see Equilibrium.Gap),
@@ -608,7 +608,6 @@ func (um *unitMarket) repair(price []float64) ([][]float64, []float64, bool) {
 	src, sink := n+g, n+g+1
 	buyerEdge := make([]int, n)
 	goodEdge := make([]int, g)
-	type mid struct{ i, j, e int }
 	inSet := make([]bool, n+g+2)
 	for round := 0; round < n+g+16; round++ {
 		fn := newFlow(n + g + 2)
@@ -642,20 +641,8 @@ func (um *unitMarket) repair(price []float64) ([][]float64, []float64, bool) {
 				unsold = true
 			}
 		}
-		// spending is the flow, rescaled to the budgets and prices.
-		spending := func() ([][]float64, []float64, bool) {
-			spend := make([][]float64, n)
-			for i := range spend {
-				spend[i] = make([]float64, g)
-			}
-			for _, md := range mids {
-				spend[md.i][md.j] = fn.cap[md.e^1] // the flow is the reverse residual
-			}
-			balance(spend, um.budget, price)
-			return spend, price, true
-		}
 		if !short && !unsold {
-			return spending()
+			return um.spending(fn, mids, price), price, true
 		}
 		// open reports whether residual edge e counts as usable.
 		open := func(e int) bool {
@@ -736,7 +723,7 @@ func (um *unitMarket) repair(price []float64) ([][]float64, []float64, bool) {
 			// The set balances to rounding: what the flow left over is the
 			// rounding of thousands of small budgets, which exceeds each
 			// buyer's slack but not the final Check.
-			return spending()
+			return um.spending(fn, mids, price), price, true
 		}
 		if short && !(factor > 1) || !short && !(factor < 1) {
 			return nil, nil, false
@@ -748,6 +735,23 @@ func (um *unitMarket) repair(price []float64) ([][]float64, []float64, bool) {
 		}
 	}
 	return nil, nil, false
+}
+
+// mid is an equality edge of the flow network: buyer i, good j, edge e.
+type mid struct{ i, j, e int }
+
+// spending returns the flow over the equality edges, rescaled to the
+// budgets and prices.
+func (um *unitMarket) spending(fn *flow, mids []mid, price []float64) [][]float64 {
+	spend := make([][]float64, um.n)
+	for i := range spend {
+		spend[i] = make([]float64, um.g)
+	}
+	for _, md := range mids {
+		spend[md.i][md.j] = fn.cap[md.e^1] // the flow is the reverse residual
+	}
+	balance(spend, um.budget, price)
+	return spend
 }
 
 // flow is a residual network for Dinic's maximum-flow algorithm. Edge e and
