@@ -148,7 +148,7 @@ func bad(field, format string, args ...any) error {
 // The range of a snapshot's numbers. A positive rate or size (a
 // throughput, a weight, steps_total, an epoch's seconds) lies in
 // [MinPositive, MaxMagnitude], and every other number of a job at most
-// MaxMagnitude. Within the range, the products, quotients and sums a
+// MaxMagnitude, but for the gradient statistics, which need only be finite. Within the range, the products, quotients and sums a
 // policy forms of a few of them stay far from float64's overflow and
 // underflow, so no decision or saved state can hold an infinity or NaN;
 // beyond it, a number is a unit mistake (10¹⁵ steps or GPU-seconds is
@@ -395,11 +395,21 @@ func (j *Job) runnable(cs *census) error {
 }
 
 func (e *Elastic) validate(worker int) error {
+	// The gradient statistics are in the model's own units (AdaptDL's traces
+	// hold variances near 10¹⁶) and enter only as their ratio, where an
+	// overflow means "noise dominates": they need only be finite.
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"elastic.grad_sqr", e.GradSqr}, {"elastic.grad_var", e.GradVar}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
+			return bad(f.name, "%v is not a finite non-negative number", f.v)
+		}
+	}
 	for _, f := range []struct {
 		name string
 		v    float64
 	}{
-		{"elastic.grad_sqr", e.GradSqr}, {"elastic.grad_var", e.GradVar},
 		{"elastic.perf.alpha_c", e.Perf.AlphaC}, {"elastic.perf.beta_c", e.Perf.BetaC},
 		{"elastic.perf.alpha_n", e.Perf.AlphaN}, {"elastic.perf.beta_n", e.Perf.BetaN},
 		{"elastic.perf.alpha_r", e.Perf.AlphaR}, {"elastic.perf.beta_r", e.Perf.BetaR},

@@ -47,7 +47,7 @@ func polluxAvgJCT(ctx context.Context, path string, apps map[string]*App, name s
 	total := 0.0
 	for _, r := range res.Jobs {
 		if !r.Finished {
-			return 0, fmt.Errorf("%s: job %s unfinished", name, r.ID)
+			return 0, fmt.Errorf("%s: job %s unfinished (left out: %q)", name, r.ID, r.Unscheduled)
 		}
 		total += (r.Finish - r.Arrival).Seconds()
 	}

@@ -2,6 +2,9 @@ package pollux_test
 
 import (
 	"context"
+	"fmt"
+	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -82,5 +85,44 @@ func TestScreenNoElastic(t *testing.T) {
 	d, err := (&pollux.Pollux{Population: 10, Generations: 5}).Allocate(context.Background(), s)
 	if err != nil || d.Allocation["rigid"].GPUs != 2 {
 		t.Errorf("only a rigid job: %+v, %v; want it on 2 GPUs", d, err)
+	}
+}
+
+// Gradient statistics are in the model's own units and count only by their
+// ratio: scaled by 2⁵⁴ (≈ 1.8·10¹⁶, exact in binary, and as large as
+// AdaptDL's traces hold), every job is scheduled as before, and a noise
+// scale that overflows counts as noise that dominates. The magnitude range
+// once left such jobs out, unfinished, in Pollux's reproduction.
+func TestGradientUnits(t *testing.T) {
+	srv := servers("n", 4, 4, "t4")
+	var plain, scaled []policy.Job
+	for i := range 6 {
+		j := fittedJob(fmt.Sprintf("j%d", i), float64(i+1))
+		plain = append(plain, j)
+		e := *j.Elastic
+		e.GradSqr, e.GradVar = math.Ldexp(e.GradSqr, 54), math.Ldexp(e.GradVar, 54)
+		j.Elastic = &e
+		scaled = append(scaled, j)
+	}
+	wild := fittedJob("wild", 1)
+	wild.Elastic.GradSqr, wild.Elastic.GradVar = 1e-300, 1e300
+	scaled = append(scaled, wild)
+	plain = append(plain, wild)
+	fresh := screenPolicies() // pollux warm-starts from its last call
+	for i, p := range screenPolicies() {
+		want, err := fresh[i].Allocate(context.Background(), snapshot(srv, plain...))
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name(), err)
+		}
+		got, err := p.Allocate(context.Background(), snapshot(srv, scaled...))
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name(), err)
+		}
+		if len(got.Unscheduled) != 0 {
+			t.Errorf("%s: left out %q; want every job scheduled", p.Name(), got.Unscheduled)
+		}
+		if !reflect.DeepEqual(got.Allocation, want.Allocation) {
+			t.Errorf("%s: scaled gradient statistics give %v; want %v", p.Name(), got.Allocation, want.Allocation)
+		}
 	}
 }
