@@ -5,7 +5,6 @@ go 1.26.8
 require (
 	github.com/MaxHalford/eaopt v0.4.2
 	github.com/google/go-cmp v0.7.0
-	github.com/lanl/clp v1.2.0
 	github.com/schollz/progressbar/v3 v3.18.0
 	golang.org/x/term v0.28.0
 	gonum.org/v1/gonum v0.17.0

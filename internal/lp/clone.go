@@ -14,6 +14,7 @@ func (p *Problem) Clone(vars, rows int) *Problem {
 		rowUpper: slices.Clone(p.rowUpper),
 		rowStart: slices.Clone(p.rowStart),
 		terms:    slices.Clone(p.terms),
+		start:    p.start,
 	}
 	q.Grow(vars, rows, 8*rows)
 	return q

@@ -2,14 +2,28 @@
 
 package lp
 
+/*
+#cgo pkg-config: clp
+#include <stdlib.h>
+#include "Clp_C_Interface.h"
+
+// dlsched_start sets every status of a starting basis, and with it each
+// nonbasic variable's value at its bound, in one cgo call: columns first,
+// then rows, as in CLP's own status array.
+static void dlsched_start(Clp_Simplex *m, int ncols, int nrows, const unsigned char *s) {
+	for (int j = 0; j < ncols; j++) Clp_setColumnStatus(m, j, s[j]);
+	for (int i = 0; i < nrows; i++) Clp_setRowStatus(m, i, s[ncols + i]);
+}
+*/
+import "C"
+
 import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
+	"slices"
 	"time"
-
-	"github.com/lanl/clp"
+	"unsafe"
 )
 
 // CLPAlgorithm selects the simplex variant CLP runs.
@@ -39,8 +53,8 @@ func (a CLPAlgorithm) String() string {
 	return fmt.Sprintf("CLPAlgorithm(%d)", int(a))
 }
 
-// CLP solves problems with the COIN-OR CLP sparse simplex (through cgo and
-// github.com/lanl/clp). It is compiled in, and the default engine, only in
+// CLP solves problems with the COIN-OR CLP sparse simplex, through cgo
+// and CLP's C interface. It is compiled in, and the default engine, only in
 // builds with the clp tag and cgo (see the package documentation); it
 // solves the max-min allocation LP for 2048 jobs (6145 variables, 4099
 // rows) in about 0.4 s.
@@ -53,8 +67,11 @@ func (a CLPAlgorithm) String() string {
 // deadline. Either way the error wraps ErrTimeLimit and
 // context.DeadlineExceeded.
 //
+// A problem with a starting basis (Problem.Start) that fits it starts
+// from that basis, and every optimal Solution carries its Basis.
+//
 // The zero value is ready to use. CLP values are safe for concurrent use:
-// every Solve builds its own CLP model.
+// every Solve builds its own CLP model and frees it before returning.
 type CLP struct {
 	// Algorithm selects the simplex variant; the zero value is CLPAuto.
 	Algorithm CLPAlgorithm
@@ -66,6 +83,17 @@ type CLP struct {
 
 const clpName = "clp"
 
+// CLP's primary statuses (ClpModel::status).
+const (
+	clpOptimal    = 0
+	clpInfeasible = 1
+	clpUnbounded  = 2
+	clpStopped    = 3
+	// clpStoppedOnTime is the secondary status of a solve that reached its
+	// time limit.
+	clpStoppedOnTime = 9
+)
+
 // Solve implements Engine.
 func (e CLP) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 	if err := ctx.Err(); err != nil {
@@ -75,51 +103,26 @@ func (e CLP) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 	if err := precheck(p); err != nil {
 		return failed(err, clpName), err
 	}
-	nr, nc := p.NumRows(), p.NumVars()
-	if nc == 0 {
+	if p.NumVars() == 0 {
 		// CLP has nothing to factorize; precheck already settled the rows.
 		return noVars(p, clpName), nil
 	}
-
-	pm := buildColumns(p)
-	colBounds := make([]clp.Bounds, nc)
-	for j := range colBounds {
-		colBounds[j] = clp.Bounds{Lower: p.colLower[j], Upper: p.colUpper[j]}
-	}
-	rowBounds := make([]clp.Bounds, nr)
-	for i := range rowBounds {
-		rowBounds[i] = clp.Bounds{Lower: p.rowLower[i], Upper: p.rowUpper[i]}
-	}
-
-	// A fresh model per solve: lanl/clp leaks when a model is reloaded. The
-	// model and matrix carry finalizers that free the C++ objects, so both
-	// must stay reachable until CLP is done with them.
-	s := clp.NewSimplex()
-	defer runtime.KeepAlive(s)
-	defer runtime.KeepAlive(pm)
-	obj, objScale := scaledObjective(p.obj)
-	s.LoadProblem(pm, colBounds, obj, rowBounds, nil)
-	s.SetScaling(clp.GeometricScaling)
-	if p.Sense == Maximize {
-		s.SetOptimizationDirection(clp.Maximize)
-	} else {
-		s.SetOptimizationDirection(clp.Minimize)
-	}
+	m := newClpModel(p)
+	defer C.Clp_deleteModel(m.ptr)
 	if e.MaxIterations > 0 {
-		s.SetMaxIterations(e.MaxIterations)
+		C.Clp_setMaximumIterations(m.ptr, C.int(e.MaxIterations))
 	}
-
 	start := time.Now()
-	status := e.sliced(ctx, s)
+	status := e.sliced(ctx, m.ptr)
 	elapsed := time.Since(start)
-	secondary := s.SecondaryStatus()
+	secondary := int(C.Clp_secondaryStatus(m.ptr))
 
 	if err := ctx.Err(); err != nil {
 		err = ctxError(clpName, fmt.Sprintf("context done after %v (status %d, secondary %d)", elapsed, status, secondary), err)
 		return failed(err, clpName), err
 	}
 	_, hasDeadline := ctx.Deadline()
-	if status == 3 && hasDeadline && secondary == clp.SecondaryStoppedOnTime {
+	if status == clpStopped && hasDeadline && secondary == clpStoppedOnTime {
 		// CLP measures its limit in process CPU time, which can run ahead
 		// of the wall clock; the limit still came from the deadline.
 		err := fmt.Errorf("lp: clp: stopped on the deadline's time limit after %v (secondary status %d): %w: %w",
@@ -129,29 +132,107 @@ func (e CLP) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 
 	var err error
 	switch status {
-	case 0:
+	case clpOptimal:
 		// Any secondary status still means optimal for the scaled problem.
 		// Secondary status 2 (unscaled primal infeasible) shows up on large
 		// max-min LPs with violations near 1e-7; finish clamps x into its
 		// bounds, and row violations stay within CLP's tolerance.
-		x := s.PrimalColumnSolution()
-		// CLP reports row duals in the problem's own sense, which is what
-		// Solution.Duals promises.
-		duals := s.DualRowSolution()
-		for i := range duals {
-			duals[i] /= objScale
-		}
-		return finish(p, x, duals, clpName), nil
-	case 1:
+		sol := finish(p, m.primal(), m.duals(), clpName)
+		sol.Basis = m.basis()
+		return sol, nil
+	case clpInfeasible:
 		err = fmt.Errorf("lp: clp (%v, secondary status %d): %w", e.Algorithm, secondary, ErrInfeasible)
-	case 2:
+	case clpUnbounded:
 		err = fmt.Errorf("lp: clp (%v, secondary status %d): %w", e.Algorithm, secondary, ErrUnbounded)
-	case 3:
+	case clpStopped:
 		err = fmt.Errorf("lp: clp stopped after %v (secondary status %d): %w", elapsed, secondary, ErrTimeLimit)
 	default:
 		err = fmt.Errorf("lp: clp status %d (secondary status %d): %w", status, secondary, ErrNumerical)
 	}
 	return failed(err, clpName), err
+}
+
+// clpModel is a loaded CLP model; the caller frees ptr with
+// Clp_deleteModel.
+type clpModel struct {
+	ptr      unsafe.Pointer
+	nr, nc   int
+	objScale float64
+}
+
+// newClpModel loads p into a new CLP model, with its starting basis if it
+// has one that fits. CLP copies every array it is given.
+func newClpModel(p *Problem) clpModel {
+	m := clpModel{ptr: C.Clp_newModel(), nr: p.NumRows(), nc: p.NumVars()}
+	C.Clp_setLogLevel(m.ptr, 0)
+	start, index, value := columns(p)
+	var obj []float64
+	obj, m.objScale = scaledObjective(p.obj)
+	C.Clp_loadProblem(m.ptr, C.int(m.nc), C.int(m.nr), &start[0], cIndex(index), cDouble(value),
+		cDouble(p.colLower), cDouble(p.colUpper), cDouble(obj), cDouble(p.rowLower), cDouble(p.rowUpper))
+	C.Clp_scaling(m.ptr, 2) // geometric
+	dir := 1.0
+	if p.Sense == Maximize {
+		dir = -1
+	}
+	C.Clp_setOptimizationDirection(m.ptr, C.double(dir))
+	if b := p.startFor(); b != nil {
+		s := make([]byte, 0, m.nc+m.nr)
+		for _, v := range b.Vars {
+			s = append(s, byte(v))
+		}
+		for _, r := range b.Rows {
+			s = append(s, byte(r))
+		}
+		C.dlsched_start(m.ptr, C.int(m.nc), C.int(m.nr), (*C.uchar)(unsafe.Pointer(&s[0])))
+	}
+	return m
+}
+
+// cDouble passes a float64 slice to C; nil for an empty one.
+func cDouble(s []float64) *C.double {
+	if len(s) == 0 {
+		return nil
+	}
+	return (*C.double)(unsafe.Pointer(&s[0]))
+}
+
+func cIndex(s []C.int) *C.int {
+	if len(s) == 0 {
+		return nil
+	}
+	return &s[0]
+}
+
+// primal copies out the column solution.
+func (m clpModel) primal() []float64 {
+	return slices.Clone(unsafe.Slice((*float64)(unsafe.Pointer(C.Clp_primalColumnSolution(m.ptr))), m.nc))
+}
+
+// duals copies out the row duals, in the problem's own sense (as CLP
+// reports them) and its objective's scale.
+func (m clpModel) duals() []float64 {
+	if m.nr == 0 {
+		return []float64{}
+	}
+	d := slices.Clone(unsafe.Slice((*float64)(unsafe.Pointer(C.Clp_dualRowSolution(m.ptr))), m.nr))
+	for i := range d {
+		d[i] /= m.objScale
+	}
+	return d
+}
+
+// basis copies out the status of every column and row.
+func (m clpModel) basis() *Basis {
+	s := unsafe.Slice((*byte)(unsafe.Pointer(C.Clp_statusArray(m.ptr))), m.nc+m.nr)
+	b := &Basis{Vars: make([]BasisStatus, m.nc), Rows: make([]BasisStatus, m.nr)}
+	for j := range b.Vars {
+		b.Vars[j] = BasisStatus(s[j] & 7) // the upper bits are CLP's own flags
+	}
+	for i := range b.Rows {
+		b.Rows[i] = BasisStatus(s[m.nc+i] & 7)
+	}
+	return b
 }
 
 // clpSlice is the CPU time CLP runs before Solve looks at its context
@@ -160,25 +241,25 @@ const clpSlice = 0.02
 
 // sliced runs the simplex in slices of clpSlice seconds, each continuing
 // from the basis the last one left, until it ends for a reason other than
-// the slice's time limit, ctx is done, or ctx's deadline passes. CLP offers
-// no way to interrupt a solve, and measures its time limit in process CPU
-// time; a slice is the deadline's time limit when that comes first.
-func (e CLP) sliced(ctx context.Context, s *clp.Simplex) clp.SimplexStatus {
+// the slice's time limit, ctx is done, or ctx's deadline passes, and
+// returns CLP's status. CLP offers no way to interrupt a solve, and
+// measures its time limit in process CPU time; a slice is the deadline's
+// time limit when that comes first.
+func (e CLP) sliced(ctx context.Context, m unsafe.Pointer) int {
 	dl, hasDeadline := ctx.Deadline()
 	for {
 		limit := clpSlice
 		if hasDeadline {
 			limit = min(limit, max(time.Until(dl).Seconds(), 0))
 		}
-		s.SetMaxSeconds(limit)
-		var status clp.SimplexStatus
-		switch e.Algorithm {
-		case CLPPrimal:
-			status = s.Primal(clp.NoValuesPass, clp.NoStartFinishOptions)
-		default:
-			status = s.Dual(clp.NoValuesPass, clp.NoStartFinishOptions)
+		C.Clp_setMaximumSeconds(m, C.double(limit))
+		if e.Algorithm == CLPPrimal {
+			C.Clp_primal(m, 0)
+		} else {
+			C.Clp_dual(m, 0)
 		}
-		if status != 3 || s.SecondaryStatus() != clp.SecondaryStoppedOnTime || ctx.Err() != nil ||
+		status := int(C.Clp_status(m))
+		if status != clpStopped || int(C.Clp_secondaryStatus(m)) != clpStoppedOnTime || ctx.Err() != nil ||
 			hasDeadline && !time.Now().Before(dl) {
 			return status
 		}
@@ -207,47 +288,47 @@ func scaledObjective(obj []float64) ([]float64, float64) {
 	return scaled, scale
 }
 
-// buildColumns converts the row-wise terms of p into CLP's column-major
-// packed matrix, summing duplicate terms (AddRow keeps them, CoinPackedMatrix
-// must not see them).
-func buildColumns(p *Problem) *clp.PackedMatrix {
+// columns converts the row-wise terms of p into CLP's column-major arrays
+// (starts, row indices, values), summing duplicate terms (AddRow keeps
+// them, CLP must not see them).
+func columns(p *Problem) (start, index []C.int, value []float64) {
 	nr, nc := p.NumRows(), p.NumVars()
-	start := make([]int, nc+1)
+	first := make([]int, nc+1)
 	for _, t := range p.terms {
-		start[t.Var+1]++
+		first[t.Var+1]++
 	}
 	for j := range nc {
-		start[j+1] += start[j]
+		first[j+1] += first[j]
 	}
 	end := make([]int, nc) // end[j] is one past column j's last entry so far
-	copy(end, start)
-	entries := make([]clp.Nonzero, len(p.terms))
+	copy(end, first)
+	rows := make([]C.int, len(p.terms))
+	vals := make([]float64, len(p.terms))
 	for i := range nr {
 		_, _, terms := p.Row(i)
 		for _, t := range terms {
 			j := t.Var
-			if k := end[j] - 1; k >= start[j] && entries[k].Index == i {
+			if k := end[j] - 1; k >= first[j] && rows[k] == C.int(i) {
 				// A duplicate within row i: entries of column j arrive in
 				// row order, so it can only follow the previous one.
-				entries[k].Value += t.Coef
-				if entries[k].Value == 0 {
+				vals[k] += t.Coef
+				if vals[k] == 0 {
 					end[j]--
 				}
 				continue
 			}
-			entries[end[j]] = clp.Nonzero{Index: i, Value: t.Coef}
+			rows[end[j]], vals[end[j]] = C.int(i), t.Coef
 			end[j]++
 		}
 	}
-
-	pm := clp.NewPackedMatrix()
-	// Without the reservation every append reallocates: O(nnz²) to build.
-	pm.Reserve(nc, len(entries), false)
+	// Close the gaps that cancelled duplicates left: CLP wants none.
+	start = make([]C.int, nc+1)
+	n := 0
 	for j := range nc {
-		pm.AppendColumn(entries[start[j]:end[j]])
+		start[j] = C.int(n)
+		n += copy(rows[n:], rows[first[j]:end[j]])
+		copy(vals[n-(end[j]-first[j]):], vals[first[j]:end[j]])
 	}
-	// Appending columns only sizes the matrix up to the last row that holds
-	// a term; trailing empty rows must be declared.
-	pm.SetDimensions(nr, nc)
-	return pm
+	start[nc] = C.int(n)
+	return start, rows[:n], vals[:n]
 }

@@ -5,7 +5,9 @@ package lp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -97,5 +99,105 @@ func TestCLPCancel(t *testing.T) {
 	t.Logf("returned at most %v after cancellation", worst)
 	if bound := 100 * time.Millisecond; worst > bound && !raceEnabled || worst > 10*bound {
 		t.Errorf("returned %v after cancellation, want within 100 ms", worst)
+	}
+}
+
+// A warm start changes where CLP starts, not what it finds: over a sequence
+// of max-min LPs of one shape and different coefficients, each started from
+// the previous one's basis, from its own optimal basis, and from statuses
+// drawn at random (not a basis at all: CLP must repair it), every solve
+// reaches the cold solve's optimum.
+func TestCLPWarmEqualsCold(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var prev *Basis
+	for i := range 12 {
+		p := maxMin(128, uint64(i))
+		cold, err := CLP{}.Solve(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cold.Basis == nil || len(cold.Basis.Vars) != p.NumVars() || len(cold.Basis.Rows) != p.NumRows() {
+			t.Fatalf("instance %d: basis %v does not fit %d vars and %d rows", i, cold.Basis, p.NumVars(), p.NumRows())
+		}
+		random := &Basis{Vars: make([]BasisStatus, p.NumVars()), Rows: make([]BasisStatus, p.NumRows())}
+		for _, s := range [][]BasisStatus{random.Vars, random.Rows} {
+			for k := range s {
+				s[k] = BasisStatus(r.IntN(int(Fixed) + 1))
+			}
+		}
+		for name, b := range map[string]*Basis{"previous": prev, "own": cold.Basis, "random": random} {
+			if b == nil {
+				continue
+			}
+			p.Start(b)
+			warm, err := CLP{}.Solve(context.Background(), p)
+			if err != nil {
+				t.Fatalf("instance %d, %s basis: %v", i, name, err)
+			}
+			checkOptimal(t, p, warm)
+			if math.Abs(warm.Objective-cold.Objective) > 1e-7*math.Abs(cold.Objective) {
+				t.Errorf("instance %d, %s basis: objective %v, cold %v", i, name, warm.Objective, cold.Objective)
+			}
+		}
+		p.Start(nil)
+		prev = cold.Basis
+	}
+}
+
+// The optimal basis of a solve restarts it where it ended: started from
+// it, CLP returns the same vertex.
+func TestCLPWarmOwnBasis(t *testing.T) {
+	p := maxMin(512, 9)
+	cold, err := CLP{}.Solve(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Start(cold.Basis)
+	warm, err := CLP{}.Solve(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range cold.X {
+		if math.Abs(warm.X[j]-cold.X[j]) > 1e-9 {
+			t.Fatalf("x[%d] = %v warm, %v cold", j, warm.X[j], cold.X[j])
+		}
+	}
+}
+
+// BenchmarkMaxMinWarm solves BenchmarkMaxMin's bounded LP cold, from the
+// optimal basis of the instance before it (same shape, new coefficients),
+// and from its own optimal basis (a re-solve).
+func BenchmarkMaxMinWarm(b *testing.B) {
+	for _, n := range []int{512, 2048} {
+		probs := make([]*Problem, 8)
+		bases := make([]*Basis, len(probs))
+		for i := range probs {
+			probs[i] = maxMin(n, uint64(i))
+			boundT(probs[i])
+			sol, err := CLP{}.Solve(context.Background(), probs[i])
+			if err != nil {
+				b.Fatal(err)
+			}
+			bases[i] = sol.Basis
+		}
+		for _, start := range []string{"cold", "previous", "own"} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, start), func(b *testing.B) {
+				for i := 0; b.Loop(); i++ {
+					k := i % len(probs)
+					p := probs[k]
+					switch start {
+					case "cold":
+						p.Start(nil)
+					case "previous":
+						p.Start(bases[(k+len(probs)-1)%len(probs)])
+					case "own":
+						p.Start(bases[k])
+					}
+					if _, err := (CLP{}).Solve(context.Background(), p); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

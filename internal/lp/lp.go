@@ -23,10 +23,11 @@
 // with ErrTooLarge, and the max-min LP of 128 jobs already takes over a
 // second.
 //
-// The build tag clp adds CLP, COIN-OR's sparse simplex through cgo and
-// github.com/lanl/clp, and makes it the Default: go build -tags clp, with cgo
-// on and the CLP library where pkg-config finds it (Debian: coinor-libclp-dev
-// and pkg-config). CLP handles thousands of jobs in well under a second. The
+// The build tag clp adds CLP, COIN-OR's sparse simplex through cgo and its
+// C interface, and makes it the Default: go build -tags clp, with cgo on
+// and the CLP library where pkg-config finds it (Debian: coinor-libclp-dev
+// and pkg-config). CLP handles thousands of jobs in well under a second,
+// and takes and reports a starting basis (Basis) for warm starts. The
 // tag without cgo is a compile-time error, whose message names the cause
 // (clp_build_tag_needs_cgo__set_CGO_ENABLED_1_or_drop_tags_clp), rather than a
 // build that silently lacks the engine it asked for.
@@ -85,6 +86,8 @@ type Problem struct {
 	rowUpper []float64
 	rowStart []int // rowStart[i] is the index in terms of row i's first term
 	terms    []Term
+
+	start *Basis // see Start
 }
 
 // AddVar adds a variable with bounds [lower, upper] and objective coefficient
@@ -212,6 +215,9 @@ type Solution struct {
 	Duals []float64
 	// Engine names the engine that produced the solution.
 	Engine string
+	// Basis is the optimal basis, from engines that report one (CLP), for
+	// warm-starting a later solve (Problem.Start); nil otherwise.
+	Basis *Basis
 }
 
 // Engine solves linear programs. Implementations must be safe for concurrent
