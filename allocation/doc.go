@@ -24,6 +24,16 @@
 // shares GPUs of type k for a fraction P_ijk of the time counts once against
 // the capacity, with max(s_i, s_j) GPUs, and against both jobs' time.
 //
+// # Warm starts
+//
+// A policy re-solves its program every round, while between two rounds the
+// jobs barely change. Program.Remember gives a program a Warm, which keeps
+// the optimal bases of its solves by job and type, so that the next round's
+// program starts where this one's ended. With CLP this cuts gavel.las on
+// 2048 jobs, after one arrival or departure, from about 52 to 12 ms per
+// decision (gavel BenchmarkWarm); results equal a cold solve's within CLP's
+// tolerance, not bit for bit (gavel TestWarmEqualsCold).
+//
 // # Differences from Gavel's code
 //
 // A job is never given time on a type where its throughput is zero or where

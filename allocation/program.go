@@ -129,8 +129,11 @@ type Program struct {
 	x        [][]int // x[j][k] is the LP variable of X_jk, or -1
 	pairs    []Pair
 	px       [][]int  // px[c][k] is the LP variable of pair c's share of type k, or -1
-	owner    []varRef // built by Eval: what each variable of the base program is
+	owner    []varRef // built by owners: what each variable of the base program is
 	prob     lp.Problem
+	rows     []place // what each row of prob is (see Remember)
+	warm     *Warm
+	ids      []string
 }
 
 // Pair declares two jobs, by index, that may share GPUs (space sharing):
@@ -206,6 +209,7 @@ func NewProgram(c Cluster, gpus []int, tput [][]float64, pairs ...Pair) *Program
 		}
 		if len(row) > 1 { // a single variable is already bounded by 1
 			p.prob.AddRow(-lp.Inf, 1, row...)
+			p.rows = append(p.rows, place{kind: slotTime, j: j})
 		}
 	}
 	for k := range types {
@@ -221,6 +225,7 @@ func NewProgram(c Cluster, gpus []int, tput [][]float64, pairs ...Pair) *Program
 			}
 		}
 		p.prob.AddRow(-lp.Inf, capacity[k], row...)
+		p.rows = append(p.rows, place{s: slot{kind: slotCapacity, n: k}})
 	}
 	return p
 }
@@ -278,26 +283,10 @@ func (p *Program) Throughput(j int) Expr {
 // Eval returns the value of e at the result r of this program. It is not
 // safe for concurrent use with other calls of Eval on the same Program.
 func (p *Program) Eval(e Expr, r *Result) float64 {
-	if p.owner == nil {
-		p.owner = make([]varRef, p.prob.NumVars())
-		for j, row := range p.x {
-			for k, v := range row {
-				if v >= 0 {
-					p.owner[v] = varRef{pair: -1, row: j, k: k}
-				}
-			}
-		}
-		for c, row := range p.px {
-			for k, v := range row {
-				if v >= 0 {
-					p.owner[v] = varRef{pair: c, row: c, k: k}
-				}
-			}
-		}
-	}
+	owner := p.owners()
 	v := e.constant
 	for _, t := range e.terms {
-		o := p.owner[t.Var]
+		o := owner[t.Var]
 		switch {
 		case o.pair < 0:
 			v += t.Coef * r.X[o.row][o.k]
@@ -310,6 +299,29 @@ func (p *Program) Eval(e Expr, r *Result) float64 {
 
 type varRef struct{ pair, row, k int }
 
+// owners returns what each variable of the base program is, built once.
+func (p *Program) owners() []varRef {
+	if p.owner != nil {
+		return p.owner
+	}
+	p.owner = make([]varRef, p.prob.NumVars())
+	for j, row := range p.x {
+		for k, v := range row {
+			if v >= 0 {
+				p.owner[v] = varRef{pair: -1, row: j, k: k}
+			}
+		}
+	}
+	for c, row := range p.px {
+		for k, v := range row {
+			if v >= 0 {
+				p.owner[v] = varRef{pair: c, row: c, k: k}
+			}
+		}
+	}
+	return p.owner
+}
+
 // Time returns Σ_k X_jk, the fraction of time job j runs alone.
 func (p *Program) Time(j int) Expr {
 	ones := make([]float64, len(p.types))
@@ -321,6 +333,7 @@ func (p *Program) Time(j int) Expr {
 
 // Constrain adds lower ≤ e ≤ upper. Use ±math.Inf for a one-sided bound.
 func (p *Program) Constrain(e Expr, lower, upper float64) {
+	p.rows = append(p.rows, place{s: slot{kind: slotRow, n: p.prob.NumRows()}})
 	p.prob.AddRow(lower-e.constant, upper-e.constant, e.terms...)
 }
 
@@ -370,10 +383,16 @@ func (p *Program) optimize(ctx context.Context, sense lp.Sense, e Expr) (*Result
 		_, _, c := prob.Var(t.Var)
 		prob.SetObjective(t.Var, c+t.Coef)
 	}
+	stage := "minimize"
+	if sense == lp.Maximize {
+		stage = "maximize"
+	}
+	p.start(prob, stage, nil)
 	sol, err := eng.Solve(ctx, prob)
 	if err != nil {
 		return nil, err
 	}
+	p.keep(prob, stage, nil, sol.Basis)
 	x, pairs := p.matrix(sol.X)
 	return &Result{Objective: sol.Objective + e.constant, X: x, Pairs: pairs, Engine: sol.Engine}, nil
 }
@@ -406,10 +425,13 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 		row = append(append(row[:0], e.terms...), lp.Term{Var: t, Coef: -1})
 		prob.AddRow(-e.constant, lp.Inf, row...)
 	}
+	rows := p.exprPlaces(exprs)
+	p.start(prob, "max-min", rows)
 	sol, err := eng.Solve(ctx, prob)
 	if err != nil {
 		return nil, err
 	}
+	p.keep(prob, "max-min", rows, sol.Basis)
 	x, pairs := p.matrix(sol.X)
 	res := &Result{Objective: sol.Objective, X: x, Pairs: pairs, Engine: sol.Engine,
 		Bottleneck: make([]bool, len(exprs))}
@@ -431,9 +453,12 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 		_, _, c := prob.Var(tm.Var)
 		prob.SetObjective(tm.Var, c+tm.Coef)
 	}
+	prob.Start(nil) // stage one's start; a stage-one basis makes a slow start here
+	p.start(prob, "tie-break", rows)
 	sol2, err := eng.Solve(ctx, prob)
 	switch {
 	case err == nil:
+		p.keep(prob, "tie-break", rows, sol2.Basis)
 		res.X, res.Pairs = p.matrix(sol2.X)
 	case ctx.Err() != nil:
 		return nil, err

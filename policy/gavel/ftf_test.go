@@ -139,7 +139,7 @@ func TestFTFRandom(t *testing.T) {
 			}
 			// Never worse than the isolated allocation, which the search
 			// starts from.
-			prog, _, tput := newProgram(s.Cluster, sortedJobs(s.Jobs), solver, func(j *policy.Job, a allocation.Accelerator) float64 { return j.Throughput[a] })
+			prog, _, tput := newProgram(s.Cluster, sortedJobs(s.Jobs), solver, nil, func(j *policy.Job, a allocation.Accelerator) float64 { return j.Throughput[a] })
 			iso, isoX := isolated(s.Cluster, prog, tput)
 			var active []ftfJob
 			var y []allocation.Expr

@@ -104,8 +104,8 @@ func empty(name string, out map[string]string, err error) (*policy.Decision, err
 
 // newProgram builds the allocation program of jobs on c with throughput
 // tput(job, type), and returns it with the job IDs and the throughput matrix
-// (columns in c.Types() order).
-func newProgram(c allocation.Cluster, jobs []*policy.Job, solver allocation.Solver,
+// (columns in c.Types() order). Its solves start from warm, if not nil.
+func newProgram(c allocation.Cluster, jobs []*policy.Job, solver allocation.Solver, warm *allocation.Warm,
 	tput func(*policy.Job, allocation.Accelerator) float64, pairs ...allocation.Pair) (*allocation.Program, []string, [][]float64) {
 	types := c.Types()
 	ids := make([]string, len(jobs))
@@ -120,6 +120,7 @@ func newProgram(c allocation.Cluster, jobs []*policy.Job, solver allocation.Solv
 	}
 	prog := allocation.NewProgram(c, gpus, t, pairs...)
 	prog.Solver = solver
+	prog.Remember(warm, ids)
 	return prog, ids, t
 }
 
@@ -165,8 +166,8 @@ func pairs(c allocation.Cluster, jobs []*policy.Job) ([]allocation.Pair, []strin
 // normalized throughput z_j = y_j / T^prop_j, with T^prop_j = Σ_k T_jk N_k /
 // Σ_k N_k. When agnostic, T_jk is 1 on every type where the job can run and
 // T^prop_j is 1, as in Gavel.
-func normalized(c allocation.Cluster, jobs []*policy.Job, agnostic bool, solver allocation.Solver, pairs ...allocation.Pair) (*allocation.Program, []string, []allocation.Expr) {
-	prog, ids, tput := newProgram(c, jobs, solver, func(j *policy.Job, t allocation.Accelerator) float64 {
+func normalized(c allocation.Cluster, jobs []*policy.Job, agnostic bool, solver allocation.Solver, warm *allocation.Warm, pairs ...allocation.Pair) (*allocation.Program, []string, []allocation.Expr) {
+	prog, ids, tput := newProgram(c, jobs, solver, warm, func(j *policy.Job, t allocation.Accelerator) float64 {
 		if x := j.Throughput[t]; !agnostic || x == 0 {
 			return x
 		}
@@ -283,4 +284,16 @@ func needSteps(name string, jobs []*policy.Job, out map[string]string) ([]*polic
 		kept = append(kept, j)
 	}
 	return kept, out
+}
+
+// warmBases returns the Warm a policy's programs use: nil unless on, else
+// *bases, made on first use.
+func warmBases(on bool, bases **allocation.Warm) *allocation.Warm {
+	if !on {
+		return nil
+	}
+	if *bases == nil {
+		*bases = new(allocation.Warm)
+	}
+	return *bases
 }

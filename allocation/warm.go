@@ -1,0 +1,248 @@
+package allocation
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/dlsched/dlsched/internal/lp"
+)
+
+// Warm carries where a program's solves ended to the next program over
+// mostly the same jobs, so that a policy that re-solves every round starts
+// each LP from the last optimal basis instead of from scratch. Variables and
+// rows are matched by what they mean: X_jk by job ID and type, a pair's
+// shares by both IDs and type, a job's time and max-min rows by its ID, a
+// type's capacity row by the type, other rows by their order. Whatever does
+// not match starts as a cold solve would (a variable at zero, a row's slack
+// in the basis).
+//
+// A warm start changes where the engine starts, not the optimum it must
+// reach: results agree with a cold solve's within the engine's tolerance
+// (CLP's is 1e-7), and where the optimum is not unique they may be another
+// optimal vertex. So a policy that warm-starts is deterministic for a given
+// sequence of snapshots, but a fresh policy (after a restart) starts cold
+// and may differ in the last digits. Only CLP uses a start; with the pure-Go
+// engine a Warm changes nothing.
+//
+// The zero value is ready to use, and a Warm is safe for concurrent use;
+// two programs solving at once through one Warm still each get a valid
+// start.
+type Warm struct {
+	mu     sync.Mutex
+	stages map[string]*record
+}
+
+// record is where one stage's last solve ended. What belongs to a job (its
+// X_jk, its time row, its own max-min row) is kept by job; the rest (pair
+// shares, capacity rows, added rows and variables) by slot.
+type record struct {
+	types []Accelerator
+	job   map[string]int   // job ID → its index in x, time and expr
+	x     []lp.BasisStatus // job-major, len(types) per job; none where absent
+	time  []lp.BasisStatus
+	expr  []lp.BasisStatus
+	other map[slot]lp.BasisStatus
+}
+
+// none marks a status a record does not hold.
+const none lp.BasisStatus = 0xff
+
+// slot names a variable or row that belongs to no one job.
+type slot struct {
+	kind       byte   // see the kind constants
+	job, other string // a pair's job IDs
+	acc        Accelerator
+	n          int // order, for rows and variables a program or solve adds
+}
+
+// Kinds of slot, and of what a variable or row of a program is.
+const (
+	slotX        = 'x' // X_jk
+	slotPair     = 'p' // P_ck: job, other, acc
+	slotExtra    = 'v' // a variable a solve adds (t): n
+	slotTime     = 't' // Σ_k X_jk ≤ 1
+	slotCapacity = 'c' // a type's capacity: acc
+	slotRow      = 'r' // a Constrain row: n
+	slotExpr     = 'e' // a max-min row: n, unless it is one job's
+)
+
+// place is what a variable or row of a solve is: one job's (kind x, time
+// or expr, with job j and type k), or a slot.
+type place struct {
+	kind byte
+	j, k int
+	s    slot
+}
+
+// Remember makes the program's solves start from w and leave their optimal
+// bases in it; ids are the jobs' keys, one per job in program order. A nil
+// w turns warm starts off. Remember panics if len(ids) differs from
+// NumJobs, a programming error.
+func (p *Program) Remember(w *Warm, ids []string) {
+	if w != nil && len(ids) != len(p.gpus) {
+		panic("allocation: Remember: one ID per job needed")
+	}
+	p.warm, p.ids = w, ids
+}
+
+// start gives prob, a solve of stage over the program's base plus the
+// extra rows rows, the basis remembered for stage, if any.
+func (p *Program) start(prob *lp.Problem, stage string, rows []place) {
+	if p.warm == nil {
+		return
+	}
+	p.warm.mu.Lock()
+	r := p.warm.stages[stage]
+	p.warm.mu.Unlock()
+	if r == nil {
+		return
+	}
+	prev := make([]int, len(p.ids)) // each job's index in r, or -1
+	for j, id := range p.ids {
+		if i, ok := r.job[id]; ok {
+			prev[j] = i
+		} else {
+			prev[j] = -1
+		}
+	}
+	types := make([]int, len(p.types)) // each type's index in r, or -1
+	for k, t := range p.types {
+		types[k] = slices.Index(r.types, t)
+	}
+	look := func(pl place, cold lp.BasisStatus) lp.BasisStatus {
+		st := none
+		if pl.kind == 0 {
+			if v, ok := r.other[pl.s]; ok {
+				st = v
+			}
+		} else if i := prev[pl.j]; i >= 0 {
+			switch pl.kind {
+			case slotX:
+				if k := types[pl.k]; k >= 0 {
+					st = r.x[i*len(r.types)+k]
+				}
+			case slotTime:
+				st = r.time[i]
+			case slotExpr:
+				st = r.expr[i]
+			}
+		}
+		if st == none {
+			return cold
+		}
+		return st
+	}
+	vars, all := p.places(prob, rows)
+	b := &lp.Basis{Vars: make([]lp.BasisStatus, len(vars)), Rows: make([]lp.BasisStatus, len(all))}
+	for i, pl := range vars {
+		b.Vars[i] = look(pl, lp.AtLower)
+	}
+	for i, pl := range all {
+		b.Rows[i] = look(pl, lp.Basic)
+	}
+	prob.Start(b)
+}
+
+// keep remembers the basis a solve of stage ended with.
+func (p *Program) keep(prob *lp.Problem, stage string, rows []place, b *lp.Basis) {
+	if p.warm == nil || b == nil {
+		return
+	}
+	n, nk := len(p.ids), len(p.types)
+	r := &record{types: p.types, job: make(map[string]int, n), other: make(map[slot]lp.BasisStatus),
+		x: make([]lp.BasisStatus, n*nk), time: make([]lp.BasisStatus, n), expr: make([]lp.BasisStatus, n)}
+	for _, s := range [][]lp.BasisStatus{r.x, r.time, r.expr} {
+		for i := range s {
+			s[i] = none
+		}
+	}
+	for j, id := range p.ids {
+		r.job[id] = j
+	}
+	put := func(pl place, st lp.BasisStatus) {
+		switch pl.kind {
+		case 0:
+			r.other[pl.s] = st
+		case slotX:
+			r.x[pl.j*nk+pl.k] = st
+		case slotTime:
+			r.time[pl.j] = st
+		case slotExpr:
+			r.expr[pl.j] = st
+		}
+	}
+	vars, all := p.places(prob, rows)
+	for i, pl := range vars {
+		put(pl, b.Vars[i])
+	}
+	for i, pl := range all {
+		put(pl, b.Rows[i])
+	}
+	p.warm.mu.Lock()
+	defer p.warm.mu.Unlock()
+	if p.warm.stages == nil {
+		p.warm.stages = make(map[string]*record)
+	}
+	p.warm.stages[stage] = r
+}
+
+// places says what each of prob's variables and rows is: the program's
+// own, then the variables a solve added, then the rows it added (rows).
+func (p *Program) places(prob *lp.Problem, rows []place) (vars, all []place) {
+	vars = make([]place, prob.NumVars())
+	base := p.prob.NumVars()
+	for i := base; i < len(vars); i++ {
+		vars[i] = place{s: slot{kind: slotExtra, n: i - base}}
+	}
+	for j, row := range p.x {
+		for k, v := range row {
+			if v >= 0 {
+				vars[v] = place{kind: slotX, j: j, k: k}
+			}
+		}
+	}
+	for c, row := range p.px {
+		for k, v := range row {
+			if v >= 0 {
+				pr := p.pairs[c]
+				vars[v] = place{s: slot{kind: slotPair, job: p.ids[pr.A], other: p.ids[pr.B], acc: p.types[k]}}
+			}
+		}
+	}
+	all = make([]place, 0, len(p.rows)+len(rows))
+	for _, r := range p.rows {
+		if r.kind == 0 && r.s.kind == slotCapacity {
+			r.s.acc = p.types[r.s.n]
+			r.s.n = 0
+		}
+		all = append(all, r)
+	}
+	return vars, append(all, rows...)
+}
+
+// exprPlaces says what the max-min rows of exprs are: a job's where an
+// expression is one job's (its terms are that job's X_jk alone), else by
+// order.
+func (p *Program) exprPlaces(exprs []Expr) []place {
+	if p.warm == nil {
+		return nil
+	}
+	owner := p.owners()
+	out := make([]place, len(exprs))
+	for i, e := range exprs {
+		out[i] = place{s: slot{kind: slotExpr, n: i}}
+		job := -1
+		for _, t := range e.terms {
+			o := owner[t.Var]
+			if o.pair >= 0 || (job >= 0 && o.row != job) {
+				job = -2
+				break
+			}
+			job = o.row
+		}
+		if job >= 0 {
+			out[i] = place{kind: slotExpr, j: job}
+		}
+	}
+	return out
+}
