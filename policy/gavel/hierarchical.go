@@ -100,11 +100,12 @@ func (p *Hierarchical) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 	n := len(jobs)
 	level := make([]float64, n)
 	frozen := make([]bool, n)
+	warm := chainBases(p.Warm, &p.bases)
 	var first float64
 	var x *allocation.Result
 	for round := 0; slices.Contains(frozen, false); round++ {
 		w := p.weights(jobs, frozen)
-		prog, _, z := normalized(s.Cluster, jobs, p.Agnostic, p.Solver, warmBases(p.Warm, &p.bases))
+		prog, _, z := normalized(s.Cluster, jobs, p.Agnostic, p.Solver, warm)
 		var open []int
 		var exprs []allocation.Expr
 		for j := range jobs {
@@ -139,7 +140,7 @@ func (p *Hierarchical) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 	}
 	// Pin the allocation: the most GPU-weighted normalized throughput at the
 	// frozen levels.
-	prog, ids, z := normalized(s.Cluster, jobs, p.Agnostic, p.Solver, warmBases(p.Warm, &p.bases))
+	prog, ids, z := normalized(s.Cluster, jobs, p.Agnostic, p.Solver, warm)
 	sum := make([]allocation.Expr, n)
 	for j := range jobs {
 		prog.Constrain(z[j], level[j]-1e-9*level[j], math.Inf(1))

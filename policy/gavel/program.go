@@ -286,6 +286,17 @@ func needSteps(name string, jobs []*policy.Job, out map[string]string) ([]*polic
 	return kept, out
 }
 
+// chainBases returns the Warm for a decision's chain of LPs (water-filling
+// levels): the policy's own when on, else a fresh one, so that the LPs
+// within a decision always start from their predecessor's bases while the
+// decision depends on no earlier one.
+func chainBases(on bool, bases **allocation.Warm) *allocation.Warm {
+	if w := warmBases(on, bases); w != nil {
+		return w
+	}
+	return new(allocation.Warm)
+}
+
 // warmBases returns the Warm a policy's programs use: nil unless on, else
 // *bases, made on first use.
 func warmBases(on bool, bases **allocation.Warm) *allocation.Warm {

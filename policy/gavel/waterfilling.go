@@ -67,7 +67,7 @@ func (p *WaterFilling) Facts() (uses, needs policy.Facts) {
 // Allocate computes the leximin allocation for the snapshot's jobs.
 func (p *WaterFilling) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decision, error) {
 	s, jobs, out, err := prepare(ctx, p.Name(), s)
-	mm := &MaxMinFairness{Agnostic: p.Agnostic, Solver: p.Solver, Warm: p.Warm, bases: warmBases(p.Warm, &p.bases)}
+	mm := &MaxMinFairness{Agnostic: p.Agnostic, Solver: p.Solver, Warm: true, bases: chainBases(p.Warm, &p.bases)}
 	if err == nil {
 		jobs, out = mm.check(jobs, out)
 	}
