@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"github.com/dlsched/dlsched/internal/simtest"
 	"github.com/dlsched/dlsched/workload"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -193,7 +194,8 @@ func (f policyFunc) Allocate(_ context.Context, s *policy.Snapshot) (*policy.Dec
 
 // BenchmarkSimulation replays 1000 jobs from Gavel's generator at 5.6
 // jobs/hour on Gavel's 36/36/36 cluster under gavel.las with 1920 s
-// recomputation, and reports simulated rounds per second.
+// recomputation, and reports simulated rounds per second, with the policy
+// solving each LP cold and warm-started from its last one.
 func BenchmarkSimulation(b *testing.B) {
 	if !slices.Contains(allocation.Solvers(), allocation.CLP) {
 		b.Skip("needs CLP (-tags clp)")
@@ -202,16 +204,20 @@ func BenchmarkSimulation(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := &Simulation{Cluster: simtest.Cluster(36), Policy: &gavel.MaxMinFairness{}, Recompute: 1920 * time.Second}
-	rounds := 0
-	for b.Loop() {
-		res, err := s.Run(context.Background(), jobs)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rounds += len(res.Rounds)
+	for _, warm := range []bool{false, true} {
+		b.Run(fmt.Sprintf("warm=%v", warm), func(b *testing.B) {
+			rounds := 0
+			for b.Loop() {
+				s := &Simulation{Cluster: simtest.Cluster(36), Policy: &gavel.MaxMinFairness{Warm: warm}, Recompute: 1920 * time.Second}
+				res, err := s.Run(context.Background(), jobs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rounds += len(res.Rounds)
+			}
+			b.ReportMetric(float64(rounds)/b.Elapsed().Seconds(), "rounds/s")
+		})
 	}
-	b.ReportMetric(float64(rounds)/b.Elapsed().Seconds(), "rounds/s")
 }
 
 // Times past the clock's end (time.Duration's 292 years) neither wrap nor

@@ -62,11 +62,13 @@ func BenchmarkPolicy(b *testing.B) {
 				s.Jobs[j].StepsTotal = float64(1000 * (1 + j%7))
 			}
 			b.Run(fmt.Sprintf("%s/jobs=%d", name, n), func(b *testing.B) {
-				p, err := policy.New(name, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
 				for b.Loop() {
+					// A fresh policy each time: the round mechanism would
+					// otherwise keep the first decision for the same jobs.
+					p, err := policy.New(name, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
 					if _, err := p.Allocate(context.Background(), s); err != nil {
 						b.Fatal(err)
 					}

@@ -112,7 +112,9 @@ func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (
 	if err != nil {
 		return nil, err
 	}
-	prog, ids, tput := newProgram(s.Cluster, jobs, p.Solver, warmBases(p.Warm, &p.bases), bestIfAgnostic(p.Agnostic), pp...)
+	// The search's LPs differ only in their coefficients: each starts from
+	// the last one's bases.
+	prog, ids, tput := newProgram(s.Cluster, jobs, p.Solver, chainBases(p.Warm, &p.bases), bestIfAgnostic(p.Agnostic), pp...)
 	iso, isoX := isolated(s.Cluster, prog, tput)
 	p.account(jobs, iso, out)
 	if len(jobs) == 0 {
