@@ -59,12 +59,16 @@ func (a CLPAlgorithm) String() string {
 // solves the max-min allocation LP for 2048 jobs (6145 variables, 4099
 // rows) in about 0.4 s.
 //
-// CLP cannot be interrupted, so Solve runs it in slices of 20 ms of
-// process CPU time, each continuing from the basis the last one left, and
-// looks at ctx between them: cancellation ends a solve within about 20 ms
-// (TestCLPCancel). A deadline is also CLP's time limit; as CLP measures it
-// in process CPU time, under concurrent load it may stop before the
-// deadline. Either way the error wraps ErrTimeLimit and
+// CLP cannot be interrupted, so Solve runs it in slices of simplex
+// iterations, each continuing from the basis the last one left, and looks
+// at ctx between them. A slice's length is a count of iterations set by
+// the problem's size (about 20 ms of work here), not a time, so that the
+// path CLP takes, and with it the optimal vertex it returns, never depends
+// on the machine's load: cancellation ends a solve within about 20 ms
+// (TestCLPCancel), and the same problem always gives the same solution
+// (TestCLPDeterministicUnderLoad). A deadline is CLP's time limit as well;
+// as CLP measures it in process CPU time, under concurrent load it may
+// stop before the deadline. Either way the error wraps ErrTimeLimit and
 // context.DeadlineExceeded.
 //
 // A problem with a starting basis (Problem.Start) that fits it starts
@@ -75,10 +79,11 @@ func (a CLPAlgorithm) String() string {
 type CLP struct {
 	// Algorithm selects the simplex variant; the zero value is CLPAuto.
 	Algorithm CLPAlgorithm
-	// MaxIterations caps the simplex iterations of each slice of a solve;
-	// reaching the cap yields ErrTimeLimit. Zero means no cap beyond CLP's
-	// own default.
+	// MaxIterations caps the simplex iterations of a solve; reaching the
+	// cap yields ErrTimeLimit. Zero means no cap.
 	MaxIterations int
+
+	slice int // iterations of a slice, if positive: for tests
 }
 
 const clpName = "clp"
@@ -109,11 +114,8 @@ func (e CLP) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 	}
 	m := newClpModel(p)
 	defer C.Clp_deleteModel(m.ptr)
-	if e.MaxIterations > 0 {
-		C.Clp_setMaximumIterations(m.ptr, C.int(e.MaxIterations))
-	}
 	start := time.Now()
-	status := e.sliced(ctx, m.ptr)
+	status := e.sliced(ctx, m)
 	elapsed := time.Since(start)
 	secondary := int(C.Clp_secondaryStatus(m.ptr))
 
@@ -155,9 +157,9 @@ func (e CLP) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 // clpModel is a loaded CLP model; the caller frees ptr with
 // Clp_deleteModel.
 type clpModel struct {
-	ptr      unsafe.Pointer
-	nr, nc   int
-	objScale float64
+	ptr         unsafe.Pointer
+	nr, nc, nnz int
+	objScale    float64
 }
 
 // newClpModel loads p into a new CLP model, with its starting basis if it
@@ -166,6 +168,7 @@ func newClpModel(p *Problem) clpModel {
 	m := clpModel{ptr: C.Clp_newModel(), nr: p.NumRows(), nc: p.NumVars()}
 	C.Clp_setLogLevel(m.ptr, 0)
 	start, index, value := columns(p)
+	m.nnz = len(index)
 	var obj []float64
 	obj, m.objScale = scaledObjective(p.obj)
 	C.Clp_loadProblem(m.ptr, C.int(m.nc), C.int(m.nr), &start[0], cIndex(index), cDouble(value),
@@ -235,34 +238,65 @@ func (m clpModel) basis() *Basis {
 	return b
 }
 
-// clpSlice is the CPU time CLP runs before Solve looks at its context
-// again: cancellation is noticed within about this long.
-const clpSlice = 0.02
+// clpSliceWork is the work of one slice of a solve: its iterations times
+// the problem's rows, columns and nonzeros. On this project's max-min LPs
+// an iteration costs about 3 ns per unit (0.35 ms at 8192 jobs, where the
+// three sum to 123 000), so a slice is about 20 ms: cancellation is
+// noticed within about that long.
+const clpSliceWork = 7e6
 
-// sliced runs the simplex in slices of clpSlice seconds, each continuing
-// from the basis the last one left, until it ends for a reason other than
-// the slice's time limit, ctx is done, or ctx's deadline passes, and
-// returns CLP's status. CLP offers no way to interrupt a solve, and
-// measures its time limit in process CPU time; a slice is the deadline's
-// time limit when that comes first.
-func (e CLP) sliced(ctx context.Context, m unsafe.Pointer) int {
+// sliceIterations returns the iterations of one slice of m's solve.
+func (m clpModel) sliceIterations() int {
+	return max(50, int(clpSliceWork/float64(m.nr+m.nc+m.nnz)))
+}
+
+// sliced runs the simplex in slices of iterations, each continuing from
+// the basis the last one left, until it ends for a reason other than the
+// slice's iteration limit, ctx is done, or MaxIterations are spent, and
+// returns CLP's status. CLP offers no way to interrupt a solve. A deadline
+// is CLP's time limit (in process CPU time) over the whole solve. A slice
+// that moved neither the objective nor the primal infeasibility to a new
+// low doubles the next one (up to 16 times), so that restarts cannot stall
+// a degenerate solve.
+func (e CLP) sliced(ctx context.Context, m clpModel) int {
 	dl, hasDeadline := ctx.Deadline()
+	slice, left := m.sliceIterations(), e.MaxIterations
+	if e.slice > 0 {
+		slice = e.slice
+	}
+	first, last, low := slice, math.NaN(), math.Inf(1)
 	for {
-		limit := clpSlice
+		n := slice
+		if e.MaxIterations > 0 {
+			n = min(n, left)
+		}
+		C.Clp_setMaximumIterations(m.ptr, C.int(n))
+		limit := -1.0 // none
 		if hasDeadline {
-			limit = min(limit, max(time.Until(dl).Seconds(), 0))
+			limit = max(time.Until(dl).Seconds(), 0)
 		}
-		C.Clp_setMaximumSeconds(m, C.double(limit))
+		C.Clp_setMaximumSeconds(m.ptr, C.double(limit))
 		if e.Algorithm == CLPPrimal {
-			C.Clp_primal(m, 0)
+			C.Clp_primal(m.ptr, 0)
 		} else {
-			C.Clp_dual(m, 0)
+			C.Clp_dual(m.ptr, 0)
 		}
-		status := int(C.Clp_status(m))
-		if status != clpStopped || int(C.Clp_secondaryStatus(m)) != clpStoppedOnTime || ctx.Err() != nil ||
-			hasDeadline && !time.Now().Before(dl) {
+		status := int(C.Clp_status(m.ptr))
+		left -= int(C.Clp_numberIterations(m.ptr))
+		if status != clpStopped || int(C.Clp_secondaryStatus(m.ptr)) == clpStoppedOnTime || ctx.Err() != nil ||
+			e.MaxIterations > 0 && left <= 0 {
 			return status
 		}
+		// On a degenerate stretch a short slice can end, and the restart
+		// undo, the work that would leave it: the objective stands still
+		// and the primal infeasibility reaches no new low, slice after
+		// slice. The next slice is then twice as long, up to 16 times the
+		// first.
+		obj, inf := float64(C.Clp_objectiveValue(m.ptr)), float64(C.Clp_sumPrimalInfeasibilities(m.ptr))
+		if math.Abs(obj-last) <= 1e-12*max(1, math.Abs(obj)) && !(inf < low) {
+			slice = min(2*slice, 16*first)
+		}
+		last, low = obj, min(low, inf)
 	}
 }
 
