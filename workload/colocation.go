@@ -133,12 +133,13 @@ func tellPairs(s *policy.Snapshot, rate func(a, b *policy.Job, k allocation.Acce
 	for i := range s.Jobs {
 		a := &s.Jobs[i]
 		col := make(map[string]map[allocation.Accelerator]float64)
+		types := slices.Sorted(maps.Keys(a.Throughput))
 		for j := range s.Jobs {
 			b := &s.Jobs[j]
 			if i == j || a.GPUs != b.GPUs {
 				continue
 			}
-			for _, k := range slices.Sorted(maps.Keys(a.Throughput)) {
+			for _, k := range types {
 				if x, y := rate(a, b, k), rate(b, a, k); x > 0 && y > 0 {
 					if col[b.ID] == nil {
 						col[b.ID] = make(map[allocation.Accelerator]float64)

@@ -177,7 +177,9 @@ func mixed(keep policy.Facts) func(d draw) (*instance, error) {
 		attach := func(sm *sim.Simulation, jobs []policy.Job) ([]policy.Job, error) {
 			p := &workload.Physics{Jobs: phys.Jobs, Resources: workload.Resources{Cluster: sm.Cluster}}
 			sm.Speed, sm.Observe, sm.Exclusive = p.Speed, p.Observe, p.Exclusive
-			if informs != 0 {
+			// Telling every pair is quadratic in the jobs: only a policy
+			// that reads co-location is told.
+			if uses, _ := policy.FactsOf(sm.Policy); informs != 0 && uses&policy.FactColocation != 0 {
 				sm.Inform = p.Inform
 			}
 			return jobs, nil
