@@ -50,13 +50,17 @@ func BenchmarkLAS(b *testing.B) {
 }
 
 // BenchmarkPolicy times each Gavel policy's Allocate on BenchmarkLAS's
-// setup at the sizes of Gavel's own scaling figure, with CLP.
+// setup at the sizes of Gavel's own scaling figure (and 2048 jobs for
+// makespan and max-throughput), with CLP.
 func BenchmarkPolicy(b *testing.B) {
 	if !slices.Contains(allocation.Solvers(), allocation.CLP) {
 		b.Skip("needs CLP")
 	}
 	for _, name := range []string{"gavel.water-filling", "gavel.ftf", "gavel.makespan", "gavel.max-throughput"} {
-		for _, n := range []int{32, 128, 256, 1024} {
+		for _, n := range []int{32, 128, 256, 1024, 2048} {
+			if n > 1024 && (name == "gavel.water-filling" || name == "gavel.ftf") {
+				continue
+			}
 			s := randomSnapshot(rand.New(rand.NewPCG(uint64(n), 7)), n, 3, n/4)
 			for j := range s.Jobs {
 				s.Jobs[j].StepsTotal = float64(1000 * (1 + j%7))
