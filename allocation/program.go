@@ -387,12 +387,13 @@ func (p *Program) optimize(ctx context.Context, sense lp.Sense, e Expr) (*Result
 	if sense == lp.Maximize {
 		stage = "maximize"
 	}
-	p.start(prob, stage, nil)
+	lay := p.layout(prob, nil)
+	p.start(prob, stage, lay)
 	sol, err := eng.Solve(ctx, prob)
 	if err != nil {
 		return nil, err
 	}
-	p.keep(prob, stage, nil, sol.Basis)
+	p.keep(stage, lay, sol.Basis)
 	x, pairs := p.matrix(sol.X)
 	return &Result{Objective: sol.Objective + e.constant, X: x, Pairs: pairs, Engine: sol.Engine}, nil
 }
@@ -425,13 +426,13 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 		row = append(append(row[:0], e.terms...), lp.Term{Var: t, Coef: -1})
 		prob.AddRow(-e.constant, lp.Inf, row...)
 	}
-	rows := p.exprPlaces(exprs)
-	p.start(prob, "max-min", rows)
+	lay := p.layout(prob, p.exprPlaces(exprs))
+	p.start(prob, "max-min", lay)
 	sol, err := eng.Solve(ctx, prob)
 	if err != nil {
 		return nil, err
 	}
-	p.keep(prob, "max-min", rows, sol.Basis)
+	p.keep("max-min", lay, sol.Basis)
 	x, pairs := p.matrix(sol.X)
 	res := &Result{Objective: sol.Objective, X: x, Pairs: pairs, Engine: sol.Engine,
 		Bottleneck: make([]bool, len(exprs))}
@@ -454,11 +455,11 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 		prob.SetObjective(tm.Var, c+tm.Coef)
 	}
 	prob.Start(nil) // stage one's start; a stage-one basis makes a slow start here
-	p.start(prob, "tie-break", rows)
+	p.start(prob, "tie-break", lay)
 	sol2, err := eng.Solve(ctx, prob)
 	switch {
 	case err == nil:
-		p.keep(prob, "tie-break", rows, sol2.Basis)
+		p.keep("tie-break", lay, sol2.Basis)
 		res.X, res.Pairs = p.matrix(sol2.X)
 	case ctx.Err() != nil:
 		return nil, err

@@ -85,10 +85,23 @@ func (p *Program) Remember(w *Warm, ids []string) {
 	p.warm, p.ids = w, ids
 }
 
-// start gives prob, a solve of stage over the program's base plus the
-// extra rows rows, the basis remembered for stage, if any.
-func (p *Program) start(prob *lp.Problem, stage string, rows []place) {
+// layout is what each variable and row of one solve's problem is.
+type layout struct{ vars, rows []place }
+
+// layout returns prob's layout, prob being a solve's problem over the
+// program's base plus the rows extra; nil when the program is not warm.
+// Both stages of MaximizeMin share one.
+func (p *Program) layout(prob *lp.Problem, extra []place) *layout {
 	if p.warm == nil {
+		return nil
+	}
+	vars, rows := p.places(prob, extra)
+	return &layout{vars, rows}
+}
+
+// start gives prob, laid out as l, the basis remembered for stage, if any.
+func (p *Program) start(prob *lp.Problem, stage string, l *layout) {
+	if l == nil {
 		return
 	}
 	p.warm.mu.Lock()
@@ -132,20 +145,19 @@ func (p *Program) start(prob *lp.Problem, stage string, rows []place) {
 		}
 		return st
 	}
-	vars, all := p.places(prob, rows)
-	b := &lp.Basis{Vars: make([]lp.BasisStatus, len(vars)), Rows: make([]lp.BasisStatus, len(all))}
-	for i, pl := range vars {
+	b := &lp.Basis{Vars: make([]lp.BasisStatus, len(l.vars)), Rows: make([]lp.BasisStatus, len(l.rows))}
+	for i, pl := range l.vars {
 		b.Vars[i] = look(pl, lp.AtLower)
 	}
-	for i, pl := range all {
+	for i, pl := range l.rows {
 		b.Rows[i] = look(pl, lp.Basic)
 	}
 	prob.Start(b)
 }
 
-// keep remembers the basis a solve of stage ended with.
-func (p *Program) keep(prob *lp.Problem, stage string, rows []place, b *lp.Basis) {
-	if p.warm == nil || b == nil {
+// keep remembers the basis a solve of stage, laid out as l, ended with.
+func (p *Program) keep(stage string, l *layout, b *lp.Basis) {
+	if l == nil || b == nil {
 		return
 	}
 	n, nk := len(p.ids), len(p.types)
@@ -171,11 +183,10 @@ func (p *Program) keep(prob *lp.Problem, stage string, rows []place, b *lp.Basis
 			r.expr[pl.j] = st
 		}
 	}
-	vars, all := p.places(prob, rows)
-	for i, pl := range vars {
+	for i, pl := range l.vars {
 		put(pl, b.Vars[i])
 	}
-	for i, pl := range all {
+	for i, pl := range l.rows {
 		put(pl, b.Rows[i])
 	}
 	p.warm.mu.Lock()
