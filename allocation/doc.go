@@ -30,8 +30,8 @@
 // jobs barely change. Program.Remember gives a program a Warm, which keeps
 // the optimal bases of its solves by job and type, so that the next round's
 // program starts where this one's ended. With CLP this cuts gavel.las on
-// 2048 jobs, after one arrival or departure, from about 52 to 12 ms per
-// decision (gavel BenchmarkWarm); results equal a cold solve's within CLP's
+// 2048 jobs, after one arrival or departure, from 76 to 14 ms per decision
+// (gavel BenchmarkWarm, docs/performance.md); results equal a cold solve's within CLP's
 // tolerance, not bit for bit (gavel TestWarmEqualsCold).
 //
 // # Differences from Gavel's code

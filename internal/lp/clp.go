@@ -57,7 +57,7 @@ func (a CLPAlgorithm) String() string {
 // and CLP's C interface. It is compiled in, and the default engine, only in
 // builds with the clp tag and cgo (see the package documentation); it
 // solves the max-min allocation LP for 2048 jobs (6145 variables, 4099
-// rows) in about 0.4 s.
+// rows) in about 0.3 s (BenchmarkMaxMin, docs/performance.md).
 //
 // CLP cannot be interrupted, so Solve runs it in slices of simplex
 // iterations, each continuing from the basis the last one left, and looks
@@ -239,10 +239,10 @@ func (m clpModel) basis() *Basis {
 }
 
 // clpSliceWork is the work of one slice of a solve: its iterations times
-// the problem's rows, columns and nonzeros. On this project's max-min LPs
-// an iteration costs about 3 ns per unit (0.35 ms at 8192 jobs, where the
-// three sum to 123 000), so a slice is about 20 ms: cancellation is
-// noticed within about that long.
+// the problem's rows, columns and nonzeros. It is set so that a slice of
+// this project's max-min LPs takes about 20 ms here, at 512 to 8192 jobs:
+// cancellation is noticed within about that long (TestCLPCancel, on 4096
+// jobs, measures it).
 const clpSliceWork = 7e6
 
 // sliceIterations returns the iterations of one slice of m's solve.
