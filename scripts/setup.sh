@@ -2,17 +2,22 @@
 # Installs what dlsched's CLP build (go build -tags clp, with cgo) needs: the
 # COIN-OR CLP library and pkg-config (Debian/Ubuntu). With the argument
 # "browser" it also installs Chromium, which the HTML report's test renders
-# the report in. Does nothing for what is already present. The default
-# build, without the tag, needs none of it.
+# the report in, and with "python" Python 3, which runs the decision
+# service's example client in its test. Does nothing for what is already
+# present. The default build, without the tag, needs none of it.
 set -euo pipefail
 
 need=()
 if ! pkg-config --exists clp 2>/dev/null; then
   need+=(coinor-libclp-dev pkg-config)
 fi
-if [ "${1:-}" = browser ] && ! command -v chromium >/dev/null; then
-  need+=(chromium)
-fi
+for arg in "$@"; do
+  case "$arg" in
+    browser) command -v chromium >/dev/null || need+=(chromium) ;;
+    python) command -v python3 >/dev/null || need+=(python3) ;;
+    *) echo "setup: unknown argument $arg (want browser or python)" >&2; exit 2 ;;
+  esac
+done
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -4,11 +4,12 @@
 # engines), the same under the race detector (with fewer random instances),
 # and the default pure-Go build, without cgo, on the gonum engine alone. The
 # HTML report is rendered in headless Chromium (DLSCHED_BROWSER_TEST=1 makes
-# its absence a failure rather than a skip).
+# its absence a failure rather than a skip), and the service's Python client
+# is run against it (DLSCHED_PYTHON_TEST=1 likewise).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh browser
-export DLSCHED_BROWSER_TEST=1
+bash scripts/setup.sh browser python
+export DLSCHED_BROWSER_TEST=1 DLSCHED_PYTHON_TEST=1
 
 unformatted=$(gofmt -l .)
 if [ -n "$unformatted" ]; then

@@ -17,6 +17,16 @@
 //	dlsched allocate --example [--policy NAME]
 //	                                       decide on the built-in example
 //	dlsched example                        print the built-in example snapshot
+//	dlsched serve [--addr HOST:PORT] [--state DIR] [--policy NAME]
+//	              [--config JSON] [--strict] [--max-body N] [--timeout D]
+//	                                       serve decisions over HTTP (package
+//	                                       service): POST /v1/allocate takes a
+//	                                       snapshot and answers as allocate
+//	                                       does; named schedulers, each with
+//	                                       its own policy and state, kept in
+//	                                       DIR across restarts; /healthz and
+//	                                       Prometheus /metrics. --policy
+//	                                       creates the scheduler "default"
 //	dlsched simulate [--policy NAME] [--config JSON] [workload flags]
 //	                                       simulate a workload under one policy
 //	                                       and print its summary
@@ -125,6 +135,7 @@ import (
 
 	"github.com/dlsched/dlsched/policy"
 	_ "github.com/dlsched/dlsched/policy/all" // every policy registers itself
+	"github.com/dlsched/dlsched/service"
 )
 
 //go:embed example.json
@@ -173,7 +184,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return 1
 }
 
-const usage = "usage: dlsched policies | allocate --policy NAME [--in FILE] [--config JSON] [--example] [--strict] [--lenient] | example | simulate [--policy NAME] [flags] | compare [--policies A,B,...|all] [--strict] [--seeds N] [--rates R,...] [flags]; " +
+const usage = "usage: dlsched policies | allocate --policy NAME [--in FILE] [--config JSON] [--example] [--strict] [--lenient] | example | serve [--addr --state --policy --config --strict --max-body --timeout] | simulate [--policy NAME] [flags] | compare [--policies A,B,...|all] [--strict] [--seeds N] [--rates R,...] [flags]; " +
 	"workload flags: --workload NAME|FILE [--format F] [--jobs --rate --seed --multi-gpu --priorities] [--models DIR] [--throughputs FILE]; --events; " +
 	"--cluster --round --recompute --restart --window --out --progress"
 
@@ -197,6 +208,8 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return simulate(ctx, args[1:], stdout, stderr)
 	case "compare":
 		return compare(ctx, args[1:], stdout, stderr)
+	case "serve":
+		return serve(ctx, args[1:], stderr)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
@@ -235,7 +248,7 @@ func allocate(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	if err != nil {
 		return usageError{err}
 	}
-	snap, err := decode(data, *lenient)
+	snap, err := service.Decode(data, *lenient)
 	if err != nil {
 		return err
 	}
@@ -247,42 +260,20 @@ func allocate(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 }
 
 // printDecision writes the decision as JSON, with the changes a binder
-// carries out to enact it ("changes", policy.Changes) as one more field.
+// carries out to enact it ("changes", policy.Changes) as one more field:
+// what the service answers, indented.
 func printDecision(w io.Writer, s *policy.Snapshot, d *policy.Decision) error {
-	b, err := json.Marshal(d)
+	b, err := service.Answer(s, d)
 	if err != nil {
 		return err
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(b, &fields); err != nil {
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
 		return err
 	}
-	if fields["changes"], err = json.Marshal(policy.Changes(s, d)); err != nil {
-		return err
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(fields)
-}
-
-// decode reads exactly one JSON snapshot, strictly (policy.DecodeSnapshot)
-// unless lenient.
-func decode(data []byte, lenient bool) (*policy.Snapshot, error) {
-	if !lenient {
-		return policy.DecodeSnapshot(data)
-	}
-	snap := new(policy.Snapshot)
-	d := json.NewDecoder(bytes.NewReader(data))
-	if err := d.Decode(snap); err != nil {
-		if errors.Is(err, policy.ErrInvalidSnapshot) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w: %v", policy.ErrInvalidSnapshot, err)
-	}
-	if d.More() {
-		return nil, fmt.Errorf("%w: trailing data after the snapshot", policy.ErrInvalidSnapshot)
-	}
-	return snap, nil
+	out.WriteByte('\n')
+	_, err = out.WriteTo(w)
+	return err
 }
 
 // helpRequest is -h, -help or --help given to a subcommand: run prints the
