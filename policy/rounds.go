@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/dlsched/dlsched/allocation"
@@ -23,7 +25,9 @@ import (
 // Each Allocate plans one round of Mechanism.Round and wakes at its end. The
 // shares are decided again when the set of jobs (their IDs and GPU counts)
 // has changed since the last time and at least Recompute has passed since
-// then, when the share decision's own Wake is due, and at the first call;
+// then, when the share decision's own Wake is due, when the cluster has
+// changed (a server came, went or changed size: shares are fractions of
+// its capacity), and at the first call;
 // otherwise the last shares are reused for the jobs still present, as Gavel
 // recomputes its allocation only when jobs arrive or finish. A call before
 // the planned round has ended (a job arrived) credits the last round only
@@ -66,6 +70,8 @@ type RoundsState struct {
 	Shares *Decision `json:"shares,omitempty"`
 	// Jobs are the jobs it was decided for, "ID/GPUs" sorted.
 	Jobs []string `json:"jobs,omitempty"`
+	// Cluster is a digest of the cluster it was decided for.
+	Cluster string `json:"cluster,omitempty"`
 	// Inner is the state of Shares, when it is Stateful.
 	Inner json.RawMessage `json:"inner,omitempty"`
 }
@@ -147,13 +153,25 @@ func (r *Rounds) decide(ctx context.Context, st *RoundsState, s *Snapshot, jobs 
 	if err != nil {
 		return err
 	}
-	st.Shares, st.Jobs, st.Solved = d, jobs, s.Now.Seconds()
+	st.Shares, st.Jobs, st.Solved, st.Cluster = d, jobs, s.Now.Seconds(), digest(s.Cluster)
 	return nil
+}
+
+// digest identifies a cluster's servers: IDs, types and sizes.
+func digest(c allocation.Cluster) string {
+	h := fnv.New64a()
+	for _, srv := range c.Servers {
+		fmt.Fprintf(h, "%q %q %d %g %g\n", srv.ID, srv.Accelerator, srv.GPUs, srv.CPUs, srv.MemoryGB)
+	}
+	return strconv.FormatUint(h.Sum64(), 16)
 }
 
 // due reports whether the shares must be decided again.
 func (r *Rounds) due(st RoundsState, s *Snapshot, jobs []string) bool {
 	if w := st.Shares.Wake; w > 0 && s.Now >= w {
+		return true
+	}
+	if digest(s.Cluster) != st.Cluster {
 		return true
 	}
 	return !slices.Equal(jobs, st.Jobs) && s.Now.Seconds()-st.Solved >= r.Recompute.Seconds()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -247,6 +248,36 @@ func TestRoundsUnscheduled(t *testing.T) {
 	}
 	if _, err := (&policy.Rounds{}).Allocate(context.Background(), s); !errors.Is(err, policy.ErrInvalidConfig) {
 		t.Errorf("no share policy: %v, want ErrInvalidConfig", err)
+	}
+}
+
+// A change of cluster with the same jobs decides the shares again: a job
+// left out for want of room is scheduled once a server grows, and shares
+// stay as they were while the cluster does (Recompute holds them).
+func TestRoundsClusterChange(t *testing.T) {
+	shares := &equalShares{}
+	r := &policy.Rounds{Shares: shares, Recompute: time.Hour}
+	s := roundsSnapshot(0, 8)
+	s.Cluster.Servers[1].GPUs = 3 // 4 + 3: no room for 8
+	d, err := r.Allocate(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.Unscheduled["j0"]; !ok {
+		t.Fatalf("8 GPUs on 4 + 3: unscheduled %v, want j0", d.Unscheduled)
+	}
+	s = advance(s, d, time.Minute)
+	if d, err = r.Allocate(context.Background(), s); err != nil || shares.calls != 1 {
+		t.Fatalf("same cluster: %v, %d share decisions, want 1", err, shares.calls)
+	}
+	s = advance(s, d, time.Minute)
+	s.Cluster.Servers = slices.Clone(s.Cluster.Servers)
+	s.Cluster.Servers[1].GPUs = 4
+	if d, err = r.Allocate(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if shares.calls != 2 || len(d.Placement["j0"]) != 2 {
+		t.Errorf("after the server grew: %d share decisions, placement %v; want 2 and j0 on both servers", shares.calls, d.Placement)
 	}
 }
 
