@@ -16,7 +16,7 @@ func TestGangAllOrNothing(t *testing.T) {
 	c.node("a", 8, "v100")
 	c.node("b", 8, "v100")
 	c.foreign("other-a", "a", 3)
-	c.foreign("other-b", "b", 5)
+	other := c.foreign("other-b", "b", 5)
 	c.job("gang", 2, 4, 3, nil)
 	a := c.adapter("gavel.fifo", false)
 	for range 3 {
@@ -29,7 +29,7 @@ func TestGangAllOrNothing(t *testing.T) {
 		t.Errorf("events %q, want a Waiting event", ev)
 	}
 	zero := int64(0)
-	if err := k8s.Delete(c.ctx, podSpec(c.ns, "other-b", "", 0), &client.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+	if err := k8s.Delete(c.ctx, other, &client.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 		t.Fatal(err)
 	}
 	r := c.round(a, time.Minute)

@@ -145,14 +145,21 @@ func (c *cluster) job(id string, pods, gpus, work int, ann map[string]string) {
 	}
 }
 
-// foreign creates a pod of another scheduler holding gpus GPUs on node.
-func (c *cluster) foreign(name, node string, gpus int) {
+// foreign creates a pod of another scheduler holding gpus GPUs on node,
+// in another namespace than the adapter's (whose GPUs it must count all
+// the same).
+func (c *cluster) foreign(name, node string, gpus int) *corev1.Pod {
 	c.t.Helper()
-	p := podSpec(c.ns, name, "default-scheduler", gpus)
+	p := podSpec("default", c.ns+"-"+name, "default-scheduler", gpus)
 	p.Spec.NodeName = node
 	if err := k8s.Create(c.ctx, p); err != nil {
 		c.t.Fatal(err)
 	}
+	c.t.Cleanup(func() {
+		zero := int64(0)
+		k8s.Delete(c.ctx, p, &client.DeleteOptions{GracePeriodSeconds: &zero})
+	})
+	return p
 }
 
 func podSpec(ns, name, scheduler string, gpus int) *corev1.Pod {
@@ -196,8 +203,12 @@ func (c *cluster) check() {
 	if err := k8s.List(c.ctx, &nodes); err != nil {
 		c.t.Fatal(err)
 	}
+	var all corev1.PodList // every namespace's: all hold GPUs
+	if err := k8s.List(c.ctx, &all); err != nil {
+		c.t.Fatal(err)
+	}
 	held, bound, live := map[string]int64{}, map[string]int{}, map[string]int{}
-	for _, p := range c.pods() {
+	for _, p := range all.Items {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
@@ -205,7 +216,7 @@ func (c *cluster) check() {
 		if p.Spec.NodeName != "" {
 			held[p.Spec.NodeName] += g.Value()
 		}
-		if job := p.Labels[kubernetes.DefaultJobLabel]; job != "" && p.DeletionTimestamp == nil {
+		if job := p.Labels[kubernetes.DefaultJobLabel]; job != "" && p.Namespace == c.ns && p.DeletionTimestamp == nil {
 			live[job]++
 			if p.Spec.NodeName != "" {
 				bound[job]++

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/policy"
@@ -56,6 +56,7 @@ func (a *Adapter) Round(ctx context.Context) (*Report, error) {
 	if err := a.remember(); err != nil {
 		return r, err
 	}
+	a.forget(v)
 	return r, a.enact(ctx, v, d, r)
 }
 
@@ -65,12 +66,9 @@ func (a *Adapter) observe(ctx context.Context) (*view, error) {
 	if err := a.Client.List(ctx, &nodes); err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
+	// Every namespace's pods: those of other namespaces hold GPUs too.
 	var pods corev1.PodList
-	var opts []client.ListOption
-	if a.Namespace != "" {
-		opts = append(opts, client.InNamespace(a.Namespace))
-	}
-	if err := a.Client.List(ctx, &pods, opts...); err != nil {
+	if err := a.Client.List(ctx, &pods); err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
 	v := &view{nodes: map[string]*corev1.Node{}, pods: map[string]*corev1.Pod{}}
@@ -80,7 +78,7 @@ func (a *Adapter) observe(ctx context.Context) (*view, error) {
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		v.pods[key(p)] = p
-		if p.Spec.SchedulerName == a.schedulerName() && p.Labels[a.jobLabel()] != "" && !finished(p) {
+		if a.ours(p) && !finished(p) {
 			v.ours = append(v.ours, p)
 		}
 	}
@@ -89,6 +87,12 @@ func (a *Adapter) observe(ctx context.Context) (*view, error) {
 }
 
 func key(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
+
+// ours reports whether the adapter schedules p.
+func (a *Adapter) ours(p *corev1.Pod) bool {
+	return p.Spec.SchedulerName == a.schedulerName() && p.Labels[a.jobLabel()] != "" &&
+		(a.Namespace == "" || p.Namespace == a.Namespace)
+}
 
 // snapshot builds the round's snapshot: servers offer the GPUs that no
 // other pod holds, jobs carry where they run and the service they have
@@ -129,7 +133,7 @@ func (a *Adapter) snapshot(ctx context.Context, v *view, r *Report) {
 // to held, CPU and memory requests to others.
 func (a *Adapter) foreign(v *view, held map[string]int, others map[string]corev1.ResourceList) {
 	for _, p := range v.pods {
-		if p.Spec.NodeName == "" || finished(p) || (p.Spec.SchedulerName == a.schedulerName() && p.Labels[a.jobLabel()] != "") {
+		if p.Spec.NodeName == "" || finished(p) || a.ours(p) {
 			continue
 		}
 		g := requests(p, GPU)
@@ -195,4 +199,13 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// forget drops what was said about pods that no longer exist.
+func (a *Adapter) forget(v *view) {
+	for k := range a.said {
+		if p, ok := v.pods[k[:strings.LastIndexByte(k, '/')]]; !ok || k != key(p)+"/"+string(p.UID) {
+			delete(a.said, k)
+		}
+	}
 }
