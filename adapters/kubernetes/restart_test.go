@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -143,6 +145,34 @@ func TestNodesJoinAndLeave(t *testing.T) {
 	}
 	if p := c.placement("first"); len(p) > 0 {
 		t.Errorf("first still bound after finishing: %v", p)
+	}
+	c.noViolations()
+}
+
+// A cordoned node keeps the jobs that run on it and takes no new one.
+func TestCordon(t *testing.T) {
+	c := newCluster(t)
+	c.node("a", 8, "v100")
+	c.job("running", 1, 4, 5, nil)
+	a := c.adapter("gavel.fifo", false)
+	c.round(a, time.Minute)
+	var n corev1.Node
+	if err := k8s.Get(c.ctx, types.NamespacedName{Name: "a"}, &n); err != nil {
+		t.Fatal(err)
+	}
+	n.Spec.Unschedulable = true
+	if err := k8s.Update(c.ctx, &n); err != nil {
+		t.Fatal(err)
+	}
+	c.job("new", 1, 4, 1, nil)
+	for range 3 {
+		r := c.round(a, time.Minute)
+		if len(r.Evicted) > 0 || len(r.Bound) > 0 {
+			t.Fatalf("on a cordoned node: evicted %v, bound %v; want neither", r.Evicted, r.Bound)
+		}
+	}
+	if p := c.placement("running"); p["a"] != 1 {
+		t.Errorf("running moved off the cordoned node: %v", p)
 	}
 	c.noViolations()
 }
