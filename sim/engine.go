@@ -626,6 +626,9 @@ func placed(c allocation.Cluster, active []*state, alloc allocation.Allocation, 
 
 // sameGPUs reports whether two placements hold the same GPUs per server.
 func sameGPUs(a, b []allocation.Assignment) bool {
+	if slices.Equal(a, b) {
+		return true // a job that kept its GPUs: most runs, every round
+	}
 	count := make(map[string]int)
 	for _, x := range a {
 		count[x.Server] += x.GPUs
