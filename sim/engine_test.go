@@ -249,3 +249,40 @@ func TestClockEnd(t *testing.T) {
 		}
 	}
 }
+
+// The engine's mechanism refuses a policy's malformed or over-capacity
+// shares at the round they are first played: from the first decision, from
+// a later one for the same jobs, and when a job the decision already named
+// arrives and its grant joins the round.
+func TestInvalidShares(t *testing.T) {
+	one := allocation.Cluster{Servers: []allocation.Server{{ID: "n", Accelerator: "v100", GPUs: 1}}}
+	share := func(x float64) allocation.Grant {
+		return allocation.Grant{GPUs: 1, Shares: map[allocation.Accelerator]float64{"v100": x}}
+	}
+	for _, tc := range []struct {
+		name      string
+		decisions []allocation.Allocation
+		want      string
+	}{
+		{"first decision", []allocation.Allocation{{"A": share(1.5)}},
+			`sim: round at 0s: invalid allocation: job "A": shares: v100 share 1.5 is outside [0,1]`},
+		{"later decision", []allocation.Allocation{{"A": share(0.5)}, {"A": share(0.5), "B": share(0.6)}},
+			`sim: round at 12m0s: over capacity: v100: uses 1.1 GPUs of 1`},
+		{"arrival", []allocation.Allocation{{"A": share(0.5), "C": share(0.6)}},
+			`sim: round at 18m0s: over capacity: v100: uses 1.1 GPUs of 1`},
+	} {
+		calls := 0
+		pol := policyFunc(func(s *policy.Snapshot) (*policy.Decision, error) {
+			d := &policy.Decision{Allocation: tc.decisions[min(calls, len(tc.decisions)-1)]}
+			if calls++; calls < len(tc.decisions) {
+				d.Wake = s.Now + 720*time.Second
+			}
+			return d, nil
+		})
+		jobs := []policy.Job{job("A", 0, 5000*time.Second, 1), job("B", 0, 5000*time.Second, 1), job("C", 1000*time.Second, 5000*time.Second, 1)}
+		_, err := (&Simulation{Cluster: one, Policy: pol, Recompute: 1e6 * time.Second}).Run(context.Background(), jobs)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: %v, want %s", tc.name, err, tc.want)
+		}
+	}
+}
