@@ -183,10 +183,16 @@ type replay struct {
 	decision             *policy.Decision
 	changed              bool
 	ledger               placement.Ledger
-	mech                 placement.Mechanism
-	finished             int // jobs done: finished or left out
-	idle                 int // rounds in a row in which nothing ran and nothing changed
-	gpus                 int
+	// alloc and byID are the decision's grants of the active jobs and
+	// those jobs by ID, nil when either changed; checked says the
+	// mechanism accepted alloc.
+	alloc    allocation.Allocation
+	byID     map[string]*state
+	checked  bool
+	mech     placement.Mechanism
+	finished int // jobs done: finished or left out
+	idle     int // rounds in a row in which nothing ran and nothing changed
+	gpus     int
 }
 
 // start checks the simulation and its jobs and returns the replay at time
@@ -257,6 +263,7 @@ func (s *Simulation) admitted(j policy.Job) (*state, error) {
 // With none active it moves the clock to the next arrival (its round
 // boundary) and returns false.
 func (r *replay) admit() bool {
+	n := len(r.active)
 	for len(r.pending) > 0 && r.pending[0].job.Arrival <= r.now {
 		r.active = append(r.active, r.pending[0])
 		r.pending = r.pending[1:]
@@ -269,7 +276,10 @@ func (r *replay) admit() bool {
 		}
 		return false
 	}
-	slices.SortFunc(r.active, func(a, b *state) int { return cmp.Compare(a.job.ID, b.job.ID) })
+	if len(r.active) > n { // leaving out and retiring keep the order
+		slices.SortFunc(r.active, func(a, b *state) int { return cmp.Compare(a.job.ID, b.job.ID) })
+		r.alloc = nil
+	}
 	return true
 }
 
@@ -289,6 +299,7 @@ func (r *replay) decide(ctx context.Context) error {
 	}
 	r.res.Calls = append(r.res.Calls, Call{At: r.now, Jobs: len(r.active), Latency: time.Since(t0)})
 	r.decision, r.lastCall, r.changed = d, r.now, false
+	r.alloc = nil
 	left := len(r.active)
 	r.active = leaveOut(r.active, d.Unscheduled)
 	r.finished += left - len(r.active)
@@ -322,8 +333,12 @@ func (r *replay) step() error {
 
 // grants returns the decision's grants of the jobs still active (a
 // throttled policy's decision may name jobs that finished since), with
-// pairs cut to partners still active, and the active jobs by ID.
+// pairs cut to partners still active, and the active jobs by ID: the last
+// round's while the decision and the active jobs are the same.
 func (r *replay) grants() (allocation.Allocation, map[string]*state) {
+	if r.alloc != nil {
+		return r.alloc, r.byID
+	}
 	alloc := make(allocation.Allocation, len(r.active))
 	byID := make(map[string]*state, len(r.active))
 	for _, st := range r.active {
@@ -333,7 +348,7 @@ func (r *replay) grants() (allocation.Allocation, map[string]*state) {
 		}
 	}
 	for id, g := range alloc {
-		if slices.ContainsFunc(slices.Collect(maps.Keys(g.Pairs)), func(p string) bool { return byID[p] == nil }) {
+		if len(g.Pairs) > 0 && slices.ContainsFunc(slices.Collect(maps.Keys(g.Pairs)), func(p string) bool { return byID[p] == nil }) {
 			pairs := make(map[string]map[allocation.Accelerator]float64)
 			for p, sh := range g.Pairs {
 				if byID[p] != nil {
@@ -344,6 +359,7 @@ func (r *replay) grants() (allocation.Allocation, map[string]*state) {
 			alloc[id] = g
 		}
 	}
+	r.alloc, r.byID, r.checked = alloc, byID, false
 	return alloc, byID
 }
 
@@ -354,10 +370,15 @@ func (r *replay) place(alloc allocation.Allocation) (placement.Round, error) {
 		next placement.Round
 		err  error
 	)
-	if r.decision.Placement != nil {
+	switch {
+	case r.decision.Placement != nil:
 		next, err = placed(r.s.Cluster, r.active, alloc, r.decision.Placement)
-	} else {
+	case r.checked:
+		// The same grants as last round, and a ledger the mechanism made.
+		next, r.ledger, err = r.mech.NextValid(r.ledger, r.s.Cluster, alloc)
+	default:
 		next, r.ledger, err = r.mech.Next(r.ledger, r.s.Cluster, alloc)
+		r.checked = err == nil
 	}
 	if err != nil {
 		return next, err
@@ -519,6 +540,7 @@ func (r *replay) retire() {
 			st.rec.ActiveJobs = st.activeΣ / st.lifetime
 			r.finished++
 			r.changed = true
+			r.alloc = nil
 		} else {
 			kept = append(kept, st)
 		}
