@@ -184,15 +184,15 @@ type replay struct {
 	changed              bool
 	ledger               placement.Ledger
 	// alloc and byID are the decision's grants of the active jobs and
-	// those jobs by ID, nil when either changed; checked says the
-	// mechanism accepted alloc.
-	alloc    allocation.Allocation
-	byID     map[string]*state
-	checked  bool
-	mech     placement.Mechanism
-	finished int // jobs done: finished or left out
-	idle     int // rounds in a row in which nothing ran and nothing changed
-	gpus     int
+	// those jobs by ID, nil when either changed. checked says that the
+	// mechanism accepted alloc, or must: the decision is trusted.
+	alloc            allocation.Allocation
+	byID             map[string]*state
+	checked, trusted bool
+	mech             placement.Mechanism
+	finished         int // jobs done: finished or left out
+	idle             int // rounds in a row in which nothing ran and nothing changed
+	gpus             int
 }
 
 // start checks the simulation and its jobs and returns the replay at time
@@ -299,7 +299,7 @@ func (r *replay) decide(ctx context.Context) error {
 	}
 	r.res.Calls = append(r.res.Calls, Call{At: r.now, Jobs: len(r.active), Latency: time.Since(t0)})
 	r.decision, r.lastCall, r.changed = d, r.now, false
-	r.alloc = nil
+	r.alloc, r.trusted = nil, d.Placement == nil && trusted(d.Allocation, r.s.Cluster)
 	left := len(r.active)
 	r.active = leaveOut(r.active, d.Unscheduled)
 	r.finished += left - len(r.active)
@@ -359,7 +359,7 @@ func (r *replay) grants() (allocation.Allocation, map[string]*state) {
 			alloc[id] = g
 		}
 	}
-	r.alloc, r.byID, r.checked = alloc, byID, false
+	r.alloc, r.byID, r.checked = alloc, byID, r.trusted
 	return alloc, byID
 }
 
@@ -374,7 +374,7 @@ func (r *replay) place(alloc allocation.Allocation) (placement.Round, error) {
 	case r.decision.Placement != nil:
 		next, err = placed(r.s.Cluster, r.active, alloc, r.decision.Placement)
 	case r.checked:
-		// The same grants as last round, and a ledger the mechanism made.
+		// Grants known to pass, and a ledger the mechanism made.
 		next, r.ledger, err = r.mech.NextValid(r.ledger, r.s.Cluster, alloc)
 	default:
 		next, r.ledger, err = r.mech.Next(r.ledger, r.s.Cluster, alloc)
@@ -392,6 +392,27 @@ func (r *replay) place(alloc allocation.Allocation) (placement.Round, error) {
 		return next, checkResources(r.s.Cluster, next, alloc)
 	}
 	return next, nil
+}
+
+// trusted reports whether every round's grants of decision a pass the
+// mechanism's checks because a does: they are a's grants of the active
+// jobs, pairs cut to active partners, and leaving out shares that are not
+// negative only lowers the sums Validate bounds.
+func trusted(a allocation.Allocation, c allocation.Cluster) bool {
+	negative := func(shares map[allocation.Accelerator]float64) bool {
+		for _, x := range shares {
+			if x < 0 {
+				return true
+			}
+		}
+		return false
+	}
+	for _, g := range a {
+		if negative(g.Shares) || slices.ContainsFunc(slices.Collect(maps.Values(g.Pairs)), negative) {
+			return false
+		}
+	}
+	return a.Validate(c) == nil
 }
 
 // works returns each running job's speed, the time it loses and when it

@@ -252,28 +252,32 @@ func TestClockEnd(t *testing.T) {
 
 // The engine's mechanism refuses a policy's malformed or over-capacity
 // shares at the round they are first played: from the first decision, from
-// a later one for the same jobs, and when a job the decision already named
-// arrives and its grant joins the round.
+// a later one for the same jobs, when a job the decision already named
+// arrives and its grant joins the round, and when a job left out took a
+// share negative within the tolerance from the sum.
 func TestInvalidShares(t *testing.T) {
 	one := allocation.Cluster{Servers: []allocation.Server{{ID: "n", Accelerator: "v100", GPUs: 1}}}
-	share := func(x float64) allocation.Grant {
-		return allocation.Grant{GPUs: 1, Shares: map[allocation.Accelerator]float64{"v100": x}}
+	share := func(gpus int, x float64) allocation.Grant {
+		return allocation.Grant{GPUs: gpus, Shares: map[allocation.Accelerator]float64{"v100": x}}
 	}
 	for _, tc := range []struct {
 		name      string
 		decisions []allocation.Allocation
+		out       map[string]string
 		want      string
 	}{
-		{"first decision", []allocation.Allocation{{"A": share(1.5)}},
+		{"first decision", []allocation.Allocation{{"A": share(1, 1.5)}}, nil,
 			`sim: round at 0s: invalid allocation: job "A": shares: v100 share 1.5 is outside [0,1]`},
-		{"later decision", []allocation.Allocation{{"A": share(0.5)}, {"A": share(0.5), "B": share(0.6)}},
+		{"later decision", []allocation.Allocation{{"A": share(1, 0.5)}, {"A": share(1, 0.5), "B": share(1, 0.6)}}, nil,
 			`sim: round at 12m0s: over capacity: v100: uses 1.1 GPUs of 1`},
-		{"arrival", []allocation.Allocation{{"A": share(0.5), "C": share(0.6)}},
+		{"arrival", []allocation.Allocation{{"A": share(1, 0.5), "C": share(1, 0.6)}}, nil,
 			`sim: round at 18m0s: over capacity: v100: uses 1.1 GPUs of 1`},
+		{"left out", []allocation.Allocation{{"A": share(1000, 1.0000015e-3), "B": share(1000, -1e-6)}}, map[string]string{"B": "left out"},
+			`sim: round at 0s: over capacity: v100: uses 1.0000015 GPUs of 1`},
 	} {
 		calls := 0
 		pol := policyFunc(func(s *policy.Snapshot) (*policy.Decision, error) {
-			d := &policy.Decision{Allocation: tc.decisions[min(calls, len(tc.decisions)-1)]}
+			d := &policy.Decision{Allocation: tc.decisions[min(calls, len(tc.decisions)-1)], Unscheduled: tc.out}
 			if calls++; calls < len(tc.decisions) {
 				d.Wake = s.Now + 720*time.Second
 			}
