@@ -72,7 +72,12 @@ func (a Allocation) Share(job string, acc Accelerator) float64 {
 
 // IDs returns the job IDs in the allocation, sorted.
 func (a Allocation) IDs() []string {
-	return slices.Sorted(maps.Keys(a))
+	ids := make([]string, 0, len(a)) // sized: Validate and Next call it every round
+	for id := range a {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // Validate reports whether a fits in cluster c: every share is in [0,1], every
@@ -90,7 +95,11 @@ func (a Allocation) Validate(c Cluster) error {
 		return err
 	}
 	types := c.Types()
-	used := make(map[Accelerator]float64, len(types))
+	used := make([]float64, len(types)) // by index in types, every type known once validated
+	add := func(k Accelerator, x float64) {
+		i, _ := slices.BinarySearch(types, k)
+		used[i] += x
+	}
 	var cpus, mem float64
 	for _, id := range a.IDs() {
 		g := a[id]
@@ -98,13 +107,13 @@ func (a Allocation) Validate(c Cluster) error {
 			return err
 		}
 		for k, x := range g.Shares {
-			used[k] += float64(g.GPUs) * x
+			add(k, float64(g.GPUs)*x)
 		}
 		for partner, p := range g.Pairs {
 			if id < partner {
 				s := max(g.GPUs, a[partner].GPUs)
 				for k, x := range p {
-					used[k] += float64(s) * x
+					add(k, float64(s)*x)
 				}
 			}
 		}
@@ -112,9 +121,9 @@ func (a Allocation) Validate(c Cluster) error {
 		cpus += busy * g.CPUs
 		mem += busy * g.MemoryGB
 	}
-	for _, k := range types {
-		if n := float64(c.GPUs(k)); !within(used[k], n) {
-			return fmt.Errorf("%w: %s: uses %.9g GPUs of %g", ErrOverCapacity, k, used[k], n)
+	for i, k := range types {
+		if n := float64(c.GPUs(k)); !within(used[i], n) {
+			return fmt.Errorf("%w: %s: uses %.9g GPUs of %g", ErrOverCapacity, k, used[i], n)
 		}
 	}
 	if n := c.CPUs(); !within(cpus, n) {
@@ -167,7 +176,7 @@ func (g Grant) validate(id string, a Allocation, types []Accelerator) error {
 	if err := checkShares("shares", g.Shares); err != nil {
 		return err
 	}
-	for _, partner := range slices.Sorted(maps.Keys(g.Pairs)) {
+	for _, partner := range partners(g.Pairs) {
 		p := g.Pairs[partner]
 		field := fmt.Sprintf("pairs[%s]", partner)
 		other, ok := a[partner]
@@ -200,6 +209,15 @@ func (g Grant) validate(id string, a Allocation, types []Accelerator) error {
 		return bad("batch_size", "%d is negative", g.BatchSize)
 	}
 	return nil
+}
+
+// partners returns the partners of pairs sorted, allocating nothing for
+// none (most grants, every round).
+func partners(pairs map[string]map[Accelerator]float64) []string {
+	if len(pairs) == 0 {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(pairs))
 }
 
 // within reports x ≤ bound up to Tolerance, relative for large bounds.
