@@ -813,6 +813,39 @@ func BenchmarkMechanism(b *testing.B) {
 	}
 }
 
+// BenchmarkMechanismNext plans rounds of 1000 jobs of 1, 2, 4 and 8 GPUs
+// (70/10/15/5 %) on Gavel's simulated cluster, 36 GPUs of each of three
+// types on 4-GPU servers, from a ledger in steady state: with Next's
+// checks, and without them (NextValid) as a simulation plans all but the
+// first round of an allocation.
+func BenchmarkMechanismNext(b *testing.B) {
+	c, a := mechRandom(1, 27, []int{4}, []allocation.Accelerator{"k80", "p100", "v100"},
+		1000, []int{1, 2, 4, 8}, []float64{0.7, 0.1, 0.15, 0.05})
+	var m placement.Mechanism
+	for _, valid := range []bool{false, true} {
+		next := m.Next
+		if valid {
+			next = m.NextValid
+		}
+		b.Run(map[bool]string{false: "Next", true: "NextValid"}[valid], func(b *testing.B) {
+			var l placement.Ledger
+			for range 20 { // reach a steady state
+				var err error
+				if _, l, err = m.Next(l, c, a); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				if _, l, err = next(l, c, a); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkMechanismValidate times allocation.Validate on the benchmark
 // instance, the share of Next's time spent checking its input.
 func BenchmarkMechanismValidate(b *testing.B) {
