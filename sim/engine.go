@@ -115,6 +115,7 @@ type state struct {
 	job      policy.Job
 	rec      JobRecord
 	ranLast  bool
+	ran      bool          // in the round under way, from advance to record
 	overhead time.Duration // restart or reallocation time still to lose
 	activeΣ  float64       // ∫ number of active jobs dt over its lifetime, in seconds
 	lifetime float64       // seconds admitted
@@ -183,6 +184,7 @@ type replay struct {
 	decision             *policy.Decision
 	changed              bool
 	ledger               placement.Ledger
+	workBuf              []work // the last round's works, for reuse
 	// alloc and byID are the decision's grants of the active jobs and
 	// those jobs by ID, nil when either changed. checked says that the
 	// mechanism accepted alloc, or must: the decision is trusted.
@@ -193,6 +195,10 @@ type replay struct {
 	finished         int // jobs done: finished or left out
 	idle             int // rounds in a row in which nothing ran and nothing changed
 	gpus             int
+	// servers indexes the cluster's servers by ID; used counts the GPUs
+	// each gives out in a round.
+	servers map[string]int
+	used    []int
 }
 
 // start checks the simulation and its jobs and returns the replay at time
@@ -208,7 +214,11 @@ func (s *Simulation) start(jobs []policy.Job) (*replay, error) {
 	if err := s.Cluster.Validate(); err != nil {
 		return nil, err
 	}
-	r := &replay{s: s, pol: s.rounds(round), round: round, mech: placement.Mechanism{Round: round}, gpus: s.Cluster.TotalGPUs()}
+	r := &replay{s: s, pol: s.rounds(round), round: round, mech: placement.Mechanism{Round: round}, gpus: s.Cluster.TotalGPUs(),
+		servers: make(map[string]int, len(s.Cluster.Servers)), used: make([]int, len(s.Cluster.Servers))}
+	for i, srv := range s.Cluster.Servers {
+		r.servers[srv.ID] = i
+	}
 	r.pending = make([]*state, len(jobs))
 	for i, j := range jobs {
 		st, err := s.admitted(j)
@@ -323,6 +333,7 @@ func (r *replay) step() error {
 		return fmt.Errorf("%w: %d jobs active at %v", ErrClock, len(r.active), r.now)
 	}
 	ran := r.advance(works, alloc, end)
+	r.workBuf = works[:0]
 	if err := r.record(next, ran, busy, end); err != nil {
 		return err
 	}
@@ -383,7 +394,7 @@ func (r *replay) place(alloc allocation.Allocation) (placement.Round, error) {
 	if err != nil {
 		return next, err
 	}
-	if err := checkRound(r.s.Cluster, next); err != nil {
+	if err := r.checkRound(next); err != nil {
 		return next, err
 	}
 	if _, mech := r.pol.(*policy.Rounds); r.decision.Placement != nil && !mech {
@@ -418,7 +429,7 @@ func trusted(a allocation.Allocation, c allocation.Cluster) bool {
 // works returns each running job's speed, the time it loses and when it
 // would finish, and the GPUs busy.
 func (r *replay) works(next placement.Round, alloc allocation.Allocation, byID map[string]*state) ([]work, int, error) {
-	var works []work
+	works := r.workBuf[:0]
 	busy := 0
 	for _, run := range next.Runs {
 		busy += sumGPUs(run.Assignments)
@@ -487,13 +498,17 @@ func (r *replay) end(works []work) time.Duration {
 	return end
 }
 
-// advance runs every work until end and returns the jobs that ran.
-func (r *replay) advance(works []work, alloc allocation.Allocation, end time.Duration) map[string]bool {
+// advance runs every work until end, marks the jobs that ran and returns
+// their number.
+func (r *replay) advance(works []work, alloc allocation.Allocation, end time.Duration) int {
 	length := end - r.now
-	ran := make(map[string]bool)
+	ran := 0
 	for _, w := range works {
 		st := w.st
-		ran[st.job.ID] = true
+		if !st.ran {
+			st.ran = true
+			ran++
+		}
 		lost := min(st.overhead, length)
 		st.overhead -= lost
 		secs := (length - lost).Seconds()
@@ -525,32 +540,45 @@ func (r *replay) advance(works []work, alloc allocation.Allocation, end time.Dur
 // record counts preemptions, moves the jobs to their new placements,
 // records the round, and fails with ErrStalled when nothing ran, arrived
 // or changed and the policy will not (or no longer may) wake.
-func (r *replay) record(next placement.Round, ran map[string]bool, busy int, end time.Duration) error {
+func (r *replay) record(next placement.Round, ran, busy int, end time.Duration) error {
 	length := end - r.now
-	placements := next.Placement()
 	for _, st := range r.active {
-		if st.ranLast && !ran[st.job.ID] && !st.finished {
+		if st.ranLast && !st.ran && !st.finished {
 			st.rec.Preemptions++
 		}
-		if !ran[st.job.ID] {
+		if !st.ran {
 			st.overhead = 0
 		}
-		st.ranLast = ran[st.job.ID]
-		st.job.Placement = placements[st.job.ID]
+		st.ranLast, st.ran = st.ran, false
+		st.job.Placement = nil
 		st.activeΣ += float64(len(r.active)) * length.Seconds()
 		st.lifetime += length.Seconds()
 	}
+	r.move(next)
 	r.res.Rounds = append(r.res.Rounds, RoundRecord{
-		Start: r.now, Length: length, Active: len(r.active), Running: len(ran), BusyGPUs: busy, GPUs: r.gpus,
+		Start: r.now, Length: length, Active: len(r.active), Running: ran, BusyGPUs: busy, GPUs: r.gpus,
 	})
 	r.idle++
-	if len(ran) > 0 || len(r.pending) > 0 || r.changed {
+	if ran > 0 || len(r.pending) > 0 || r.changed {
 		r.idle = 0
 	}
 	if w := r.decision.Wake; r.idle > 0 && (w == 0 || w <= r.now || r.idle > maxIdleRounds) {
 		return fmt.Errorf("%w (%d jobs at %v)", ErrStalled, len(r.active), r.now)
 	}
 	return nil
+}
+
+// move sets the placement of every active job that runs in next, as
+// next.Placement would, without building its map every round.
+func (r *replay) move(next placement.Round) {
+	for _, run := range next.Runs {
+		if st := r.byID[run.Job]; st != nil {
+			st.job.Placement = run.Assignments
+		}
+		if st := r.byID[run.Partner]; run.Partner != "" && st != nil {
+			st.job.Placement = run.Assignments
+		}
+	}
 }
 
 // retire drops the finished jobs from active and reports progress.
@@ -688,16 +716,19 @@ func sameGPUs(a, b []allocation.Assignment) bool {
 }
 
 // checkRound verifies that no server gives out more GPUs than it has.
-func checkRound(c allocation.Cluster, r placement.Round) error {
-	used := make(map[string]int)
-	for _, run := range r.Runs {
+func (r *replay) checkRound(next placement.Round) error {
+	used := r.used
+	clear(used)
+	for _, run := range next.Runs {
 		for _, a := range run.Assignments {
-			used[a.Server] += a.GPUs
+			if i, ok := r.servers[a.Server]; ok {
+				used[i] += a.GPUs
+			}
 		}
 	}
-	for _, srv := range c.Servers {
-		if used[srv.ID] > srv.GPUs {
-			return fmt.Errorf("%w: server %q: %d GPUs given, %d exist", allocation.ErrOverCapacity, srv.ID, used[srv.ID], srv.GPUs)
+	for i, srv := range r.s.Cluster.Servers {
+		if used[i] > srv.GPUs {
+			return fmt.Errorf("%w: server %q: %d GPUs given, %d exist", allocation.ErrOverCapacity, srv.ID, used[i], srv.GPUs)
 		}
 	}
 	return nil
