@@ -813,36 +813,39 @@ func BenchmarkMechanism(b *testing.B) {
 	}
 }
 
-// BenchmarkMechanismNext plans rounds of 1000 jobs of 1, 2, 4 and 8 GPUs
+// BenchmarkMechanismNext plans rounds of jobs of 1, 2, 4 and 8 GPUs
 // (70/10/15/5 %) on Gavel's simulated cluster, 36 GPUs of each of three
-// types on 4-GPU servers, from a ledger in steady state: with Next's
-// checks, and without them (NextValid) as a simulation plans all but the
-// first round of an allocation.
+// types on 4-GPU servers, from a ledger in steady state: 1000 jobs, and 50
+// (BenchmarkSimulation's rounds average 52), with Next's checks and
+// without (NextValid) as a simulation plans all but the first round of an
+// allocation.
 func BenchmarkMechanismNext(b *testing.B) {
-	c, a := mechRandom(1, 27, []int{4}, []allocation.Accelerator{"k80", "p100", "v100"},
-		1000, []int{1, 2, 4, 8}, []float64{0.7, 0.1, 0.15, 0.05})
-	var m placement.Mechanism
-	for _, valid := range []bool{false, true} {
-		next := m.Next
-		if valid {
-			next = m.NextValid
+	for _, n := range []int{50, 1000} {
+		c, a := mechRandom(1, 27, []int{4}, []allocation.Accelerator{"k80", "p100", "v100"},
+			n, []int{1, 2, 4, 8}, []float64{0.7, 0.1, 0.15, 0.05})
+		var m placement.Mechanism
+		for _, valid := range []bool{false, true} {
+			next := m.Next
+			if valid {
+				next = m.NextValid
+			}
+			b.Run(fmt.Sprintf("jobs=%d/%s", n, map[bool]string{false: "Next", true: "NextValid"}[valid]), func(b *testing.B) {
+				var l placement.Ledger
+				for range 20 { // reach a steady state
+					var err error
+					if _, l, err = m.Next(l, c, a); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					var err error
+					if _, l, err = next(l, c, a); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
-		b.Run(map[bool]string{false: "Next", true: "NextValid"}[valid], func(b *testing.B) {
-			var l placement.Ledger
-			for range 20 { // reach a steady state
-				var err error
-				if _, l, err = m.Next(l, c, a); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				var err error
-				if _, l, err = next(l, c, a); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
 	}
 }
 
