@@ -68,7 +68,10 @@ func (c Cluster) Validate() error {
 func (c Cluster) Types() []Accelerator {
 	var ts []Accelerator
 	for _, s := range c.Servers {
-		ts = append(ts, s.Accelerator)
+		// Servers of a type usually come together: sort only each run's first.
+		if n := len(ts); n == 0 || ts[n-1] != s.Accelerator {
+			ts = append(ts, s.Accelerator)
+		}
 	}
 	slices.Sort(ts)
 	return slices.Compact(ts)
