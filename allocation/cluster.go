@@ -66,10 +66,13 @@ func (c Cluster) Validate() error {
 // Types returns the accelerator types present in the cluster, sorted by name.
 // A type whose servers have no GPUs is still listed.
 func (c Cluster) Types() []Accelerator {
-	var ts []Accelerator
+	var ts []Accelerator // nil for no servers
 	for _, s := range c.Servers {
 		// Servers of a type usually come together: sort only each run's first.
-		if n := len(ts); n == 0 || ts[n-1] != s.Accelerator {
+		switch n := len(ts); {
+		case n == 0:
+			ts = append(make([]Accelerator, 0, 4), s.Accelerator)
+		case ts[n-1] != s.Accelerator:
 			ts = append(ts, s.Accelerator)
 		}
 	}

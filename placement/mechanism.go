@@ -413,7 +413,10 @@ func place(es []entry, cands []cand, chosen []int32, c allocation.Cluster, types
 	sv := newServers(c, types)
 	runs := make([]Run, len(es))
 	slices.SortFunc(chosen, func(x, y int32) int {
-		return cmp.Or(cmp.Compare(es[y].acct.GPUs, es[x].acct.GPUs), cmp.Compare(es[y].w, es[x].w), cmp.Compare(x, y))
+		if gx, gy := es[x].acct.GPUs, es[y].acct.GPUs; gx != gy {
+			return cmp.Compare(gy, gx)
+		}
+		return cmp.Or(cmp.Compare(es[y].w, es[x].w), cmp.Compare(x, y))
 	})
 	placed := make([]bool, len(es))
 	// Lease extensions: accounts that ran on one server, then accounts that
@@ -789,6 +792,18 @@ type servers struct {
 	free   []int
 	byType [][]int32 // server indices of each type, in ID order
 	buf    []int32   // scratch for splitting
+	arena  []allocation.Assignment
+}
+
+// copy returns a copy of as carved from a shared array, with no room to
+// grow into its neighbour's: one allocation for many runs.
+func (sv *servers) copy(as ...allocation.Assignment) []allocation.Assignment {
+	n := len(sv.arena)
+	if n+len(as) > cap(sv.arena) {
+		sv.arena, n = make([]allocation.Assignment, 0, max(64, len(as))), 0
+	}
+	sv.arena = append(sv.arena, as...)
+	return sv.arena[n : n+len(as) : n+len(as)]
 }
 
 func newServers(c allocation.Cluster, types []allocation.Accelerator) *servers {
@@ -845,7 +860,7 @@ func (sv *servers) extend(prev []allocation.Assignment, last map[string][]alloca
 		}
 		sv.free[i] -= x.GPUs
 	}
-	return slices.Clone(prev)
+	return sv.copy(prev...)
 }
 
 // index returns the index of the server with the given ID.
@@ -901,7 +916,7 @@ func (sv *servers) place(k, g, w int) []allocation.Assignment {
 	}
 	if best >= 0 {
 		sv.free[best] -= g
-		return []allocation.Assignment{{Server: sv.ids[best], GPUs: g}}
+		return sv.copy(allocation.Assignment{Server: sv.ids[best], GPUs: g})
 	}
 	cs := sv.buf[:0]
 	for _, i := range list {
