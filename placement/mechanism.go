@@ -338,7 +338,7 @@ func plan(length time.Duration, l Ledger, old []Account, c allocation.Cluster, a
 	busy := make([]bool, len(ids))
 	chosen := choose(es, cands, c, types, busy)
 	placed, runs := place(es, cands, chosen, c, types, l.Placement, busy)
-	return settle(es, placed, runs, types, length, l.Rounds, len(chosen))
+	return settle(es, placed, runs, types, length, l.Rounds)
 }
 
 // candidates returns every (account, type) pair in priority order.
@@ -372,11 +372,28 @@ func candidates(es []entry, types []allocation.Accelerator) []cand {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(i, j int32) int { return compareCands(&cands[i], &cands[j]) })
-	sorted := make([]cand, n)
-	for i, o := range order {
-		sorted[i] = cands[o]
+	permute(cands, order)
+	return cands
+}
+
+// permute moves cands[order[i]] to cands[i], one cycle of the permutation
+// at a time; it leaves order all -1.
+func permute(cands []cand, order []int32) {
+	for i := range order {
+		if order[i] < 0 {
+			continue
+		}
+		first, j := cands[i], int32(i)
+		for {
+			k := order[j]
+			order[j] = -1
+			if k == int32(i) {
+				cands[j] = first
+				break
+			}
+			cands[j], j = cands[k], k
+		}
 	}
-	return sorted
 }
 
 // choose selects the round's accounts greedily by GPU counts, in
@@ -467,12 +484,19 @@ func place(es []entry, cands []cand, chosen []int32, c allocation.Cluster, types
 // settle returns the round of the placed entries and the ledger after it:
 // every account eligible for one more round, the placed ones credited with
 // it on the type they ran on.
-func settle(es []entry, placed []bool, runs []Run, types []allocation.Accelerator, length time.Duration, rounds int64, n int) (Round, Ledger) {
+func settle(es []entry, placed []bool, runs []Run, types []allocation.Accelerator, length time.Duration, rounds int64) (Round, Ledger) {
 	sec := length.Seconds()
+	n, jobs := 0, 0 // runs and jobs running, to size the results
+	for ei := range es {
+		if placed[ei] {
+			n++
+			jobs += 1 + min(len(es[ei].acct.Partner), 1)
+		}
+	}
 	r := Round{Length: length, Runs: make([]Run, 0, n)}
 	next := Ledger{
 		Accounts:  make([]Account, len(es)),
-		Placement: make(map[string][]allocation.Assignment, 2*n),
+		Placement: make(map[string][]allocation.Assignment, jobs),
 		Rounds:    rounds + 1,
 	}
 	for ei := range es {
