@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -810,6 +811,46 @@ func BenchmarkMechanism(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// Next keeps no state between calls, its pooled working memory included:
+// goroutines planning at once plan exactly as one alone, and what one
+// returns is not changed by the others' calls.
+func TestMechanismConcurrent(t *testing.T) {
+	type planned struct {
+		r placement.Round
+		l placement.Ledger
+	}
+	run := func(seed uint64) []planned {
+		c, a := mechSmall(seed)
+		var out []planned
+		var l placement.Ledger
+		for range 30 {
+			r, next, err := placement.Mechanism{}.Next(l, c, a)
+			if err != nil {
+				t.Error(err)
+				return nil
+			}
+			out = append(out, planned{r, next})
+			l = next
+		}
+		return out
+	}
+	want := make([][]planned, 4)
+	for i := range want {
+		want[i] = run(uint64(i))
+	}
+	got := make([][]planned, len(want))
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() { got[i] = run(uint64(i)) })
+	}
+	wg.Wait()
+	for i := range got {
+		if diff := cmp.Diff(want[i], got[i], cmp.AllowUnexported(planned{})); diff != "" {
+			t.Errorf("seed %d: concurrent plans differ (-alone +concurrent):\n%s", i, diff)
+		}
 	}
 }
 
