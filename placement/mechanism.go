@@ -335,8 +335,8 @@ func plan(length time.Duration, l Ledger, old []Account, c allocation.Cluster, a
 	w := scratches.Get().(*scratch)
 	defer scratches.Put(w)
 	types := c.Types()
-	ids := a.IDs()
-	es := entries(w, a, ids, types, old)
+	ids, gs := grants(w, a, old)
+	es := entries(w, ids, gs, types, old)
 	cands := candidates(w, es, types)
 	busy := resize(&w.busy, len(ids))
 	chosen := choose(w, es, cands, c, types, busy)
@@ -349,6 +349,8 @@ func plan(length time.Duration, l Ledger, old []Account, c allocation.Cluster, a
 // it anew made a third of its garbage. Nothing a plan returns points into
 // it.
 type scratch struct {
+	ids          []string
+	gs           []allocation.Grant
 	es           []entry
 	cands        []cand
 	order        []int32
@@ -666,11 +668,41 @@ func compareKeys(j1, p1, j2, p2 string) int {
 	return strings.Compare(p1, p2)
 }
 
-// entries builds the accounts of the coming round from the allocation,
-// sorted by (Job, Partner), carrying over or resetting the old ones.
-func entries(w *scratch, a allocation.Allocation, ids []string, types []allocation.Accelerator, old []Account) []entry {
+// grants returns a's job IDs sorted and their grants. Most rounds plan the
+// jobs of the last, whose accounts old lists in that order: it checks that
+// rather than sort.
+func grants(w *scratch, a allocation.Allocation, old []Account) ([]string, []allocation.Grant) {
+	ids, gs := w.ids[:0], w.gs[:0]
+	for i := range old {
+		if old[i].Partner != "" {
+			continue
+		}
+		if g, ok := a[old[i].Job]; ok {
+			ids, gs = append(ids, old[i].Job), append(gs, g)
+		}
+	}
+	if len(ids) != len(a) {
+		ids, gs = append(ids[:0], a.IDs()...), gs[:0]
+		for _, id := range ids {
+			gs = append(gs, a[id])
+		}
+	}
+	w.ids, w.gs = ids, gs
+	return ids, gs
+}
+
+// entries builds the accounts of the coming round from the allocation's
+// grants gs of jobs ids, sorted by (Job, Partner), carrying over or
+// resetting the old ones.
+func entries(w *scratch, ids []string, gs []allocation.Grant, types []allocation.Accelerator, old []Account) []entry {
 	es := slices.Grow(w.es[:0], len(ids))
-	tas := make([]TypeAccount, 0, len(ids)*len(types)) // one backing array for all the rows
+	// One backing array for all the rows, the next ledger's: sized as the
+	// last one's, most rounds exactly, with room for new jobs' rows.
+	rows := len(types) * max(0, len(ids)-len(old))
+	for i := range old {
+		rows += len(old[i].Types)
+	}
+	tas := make([]TypeAccount, 0, rows)
 	add := func(job, partner string, ai, bi int, gpus, w int, shares map[allocation.Accelerator]float64) {
 		start := len(tas)
 		for _, k := range types {
@@ -689,8 +721,8 @@ func entries(w *scratch, a allocation.Allocation, ids []string, types []allocati
 		})
 	}
 	for ai, id := range ids {
-		g := a[id]
-		add(id, "", ai, -1, g.GPUs, worker(g), g.Shares)
+		g := &gs[ai]
+		add(id, "", ai, -1, g.GPUs, worker(*g), g.Shares)
 		if len(g.Pairs) == 0 {
 			continue
 		}
@@ -703,7 +735,7 @@ func entries(w *scratch, a allocation.Allocation, ids []string, types []allocati
 		slices.Sort(partners)
 		for _, p := range partners {
 			bi, _ := slices.BinarySearch(ids, p)
-			add(id, p, ai, bi, max(g.GPUs, a[p].GPUs), lcm(worker(g), worker(a[p])), g.Pairs[p])
+			add(id, p, ai, bi, max(g.GPUs, gs[bi].GPUs), lcm(worker(*g), worker(gs[bi])), g.Pairs[p])
 		}
 	}
 	oi := 0
