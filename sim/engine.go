@@ -389,7 +389,10 @@ func (r *replay) place(alloc allocation.Allocation) (placement.Round, error) {
 		next, r.ledger, err = r.mech.NextValid(r.ledger, r.s.Cluster, alloc)
 	default:
 		next, r.ledger, err = r.mech.Next(r.ledger, r.s.Cluster, alloc)
-		r.checked = err == nil
+		// Later rounds of alloc may skip the checks, unless a job without
+		// an ID gives the ledger an account Next refuses.
+		_, unnamed := alloc[""]
+		r.checked = err == nil && !unnamed
 	}
 	if err != nil {
 		return next, err
@@ -418,9 +421,14 @@ func trusted(a allocation.Allocation, c allocation.Cluster) bool {
 		}
 		return false
 	}
-	for _, g := range a {
-		if negative(g.Shares) || slices.ContainsFunc(slices.Collect(maps.Values(g.Pairs)), negative) {
-			return false
+	for id, g := range a {
+		if id == "" || negative(g.Shares) {
+			return false // see place on jobs without an ID
+		}
+		for _, p := range g.Pairs {
+			if negative(p) {
+				return false
+			}
 		}
 	}
 	return a.Validate(c) == nil
@@ -433,7 +441,11 @@ func (r *replay) works(next placement.Round, alloc allocation.Allocation, byID m
 	busy := 0
 	for _, run := range next.Runs {
 		busy += sumGPUs(run.Assignments)
-		for _, id := range []string{run.Job, run.Partner} {
+		members := []string{run.Job, run.Partner}
+		if run.Partner == "" {
+			members = members[:1]
+		}
+		for _, id := range members {
 			st := byID[id]
 			if st == nil {
 				continue

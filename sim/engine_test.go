@@ -290,3 +290,17 @@ func TestInvalidShares(t *testing.T) {
 		}
 	}
 }
+
+// A job without an ID, which a policy that checks nothing may grant
+// shares, gives the mechanism's ledger an account it refuses from the
+// second round on, as it always did.
+func TestUnnamedJob(t *testing.T) {
+	one := allocation.Cluster{Servers: []allocation.Server{{ID: "n", Accelerator: "v100", GPUs: 1}}}
+	pol := policyFunc(func(s *policy.Snapshot) (*policy.Decision, error) {
+		return &policy.Decision{Allocation: allocation.Allocation{"": {GPUs: 1, Shares: map[allocation.Accelerator]float64{"v100": 1}}}}, nil
+	})
+	_, err := (&Simulation{Cluster: one, Policy: pol}).Run(context.Background(), []policy.Job{job("", 0, 5000*time.Second, 1)})
+	if want := `sim: round at 6m0s: invalid placement: ledger: account 0: job: empty`; err == nil || err.Error() != want {
+		t.Errorf("%v, want %s", err, want)
+	}
+}
