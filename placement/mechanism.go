@@ -337,7 +337,7 @@ func plan(length time.Duration, l Ledger, old []Account, c allocation.Cluster, a
 	types := c.Types()
 	ids, gs := grants(w, a, old)
 	es := entries(w, ids, gs, types, old)
-	cands := candidates(w, es, types)
+	cands := candidates(w, es)
 	busy := resize(&w.busy, len(ids))
 	chosen := choose(w, es, cands, c, types, busy)
 	placed, runs := place(w, es, cands, chosen, c, types, l.Placement, busy)
@@ -352,6 +352,7 @@ type scratch struct {
 	ids          []string
 	gs           []allocation.Grant
 	es           []entry
+	rowK         []int32
 	cands        []cand
 	order        []int32
 	busy, placed []bool
@@ -373,7 +374,7 @@ func resize[T any](s *[]T, n int) []T {
 }
 
 // candidates returns every (account, type) pair in priority order.
-func candidates(w *scratch, es []entry, types []allocation.Accelerator) []cand {
+func candidates(w *scratch, es []entry) []cand {
 	n := 0
 	for ei := range es {
 		n += len(es[ei].acct.Types)
@@ -388,8 +389,8 @@ func candidates(w *scratch, es []entry, types []allocation.Accelerator) []cand {
 				p = x * acct.Eligible / ta.Received
 			}
 			d := ta.Deficit + x*acct.Eligible - ta.Received
-			k, _ := slices.BinarySearch(types, ta.Accelerator)
-			cd := cand{e: int32(ei), t: int32(ti), k: int32(k), prio: p, tie1: d, tie2: x}
+			k := w.rowK[int(es[ei].first)+ti]
+			cd := cand{e: int32(ei), t: int32(ti), k: k, prio: p, tie1: d, tie2: x}
 			if math.IsInf(p, 1) {
 				cd.tie1, cd.tie2 = x, d
 			}
@@ -626,10 +627,11 @@ func (l Ledger) Shorten(r Round, actual time.Duration) (Ledger, error) {
 
 // entry is one account for the coming round.
 type entry struct {
-	acct Account // a fresh copy: Types does not alias the input ledger
-	a, b int32   // indices of the members in the sorted job IDs; b = -1 alone
-	k, t int32   // chosen type: index in the cluster's types and in acct.Types
-	w    int     // worker size: every server gets a multiple of it
+	acct  Account // a fresh copy: Types does not alias the input ledger
+	a, b  int32   // indices of the members in the sorted job IDs; b = -1 alone
+	k, t  int32   // chosen type: index in the cluster's types and in acct.Types
+	first int32   // index of the first of acct.Types in scratch.rowK
+	w     int     // worker size: every server gets a multiple of it
 }
 
 // cand is an (entry, type) candidate. tie1 and tie2 break ties of
@@ -703,11 +705,13 @@ func entries(w *scratch, ids []string, gs []allocation.Grant, types []allocation
 		rows += len(old[i].Types)
 	}
 	tas := make([]TypeAccount, 0, rows)
-	add := func(job, partner string, ai, bi int, gpus, w int, shares map[allocation.Accelerator]float64) {
+	rowK := w.rowK[:0] // each row's index in types
+	add := func(job, partner string, ai, bi int, gpus, size int, shares map[allocation.Accelerator]float64) {
 		start := len(tas)
-		for _, k := range types {
-			if x := shares[k]; x > 0 {
-				tas = append(tas, TypeAccount{Accelerator: k, Share: x})
+		for k, acc := range types {
+			if x := shares[acc]; x > 0 {
+				tas = append(tas, TypeAccount{Accelerator: acc, Share: x})
+				rowK = append(rowK, int32(k))
 			}
 		}
 		if len(tas) == start {
@@ -717,7 +721,7 @@ func entries(w *scratch, ids []string, gs []allocation.Grant, types []allocation
 			acct: Account{Job: job, Partner: partner, GPUs: gpus},
 			a:    int32(ai), b: int32(bi),
 			k: int32(start), t: int32(len(tas)), // temporarily the row's bounds
-			w: w,
+			w: size,
 		})
 	}
 	for ai, id := range ids {
@@ -742,7 +746,7 @@ func entries(w *scratch, ids []string, gs []allocation.Grant, types []allocation
 	for i := range es {
 		e := &es[i]
 		row := tas[e.k:e.t:e.t]
-		e.k, e.t = -1, -1
+		e.first, e.k, e.t = e.k, -1, -1
 		e.acct.Types = row
 		for oi < len(old) && compareKeys(old[oi].Job, old[oi].Partner, e.acct.Job, e.acct.Partner) < 0 {
 			oi++
@@ -768,7 +772,7 @@ func entries(w *scratch, ids []string, gs []allocation.Grant, types []allocation
 			}
 		}
 	}
-	w.es = es
+	w.es, w.rowK = es, rowK
 	return es
 }
 
@@ -903,7 +907,10 @@ func (sv *servers) reset(c allocation.Cluster, types []allocation.Accelerator) *
 	for i := range order {
 		order[i] = int32(i)
 	}
-	slices.SortFunc(order, func(x, y int32) int { return strings.Compare(c.Servers[x].ID, c.Servers[y].ID) })
+	byID := func(x, y int32) int { return strings.Compare(c.Servers[x].ID, c.Servers[y].ID) }
+	if !slices.IsSortedFunc(order, byID) { // a caller may keep its servers sorted
+		slices.SortFunc(order, byID)
+	}
 	resize(&sv.ids, n)
 	resize(&sv.types, n)
 	resize(&sv.free, n)
