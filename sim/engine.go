@@ -196,9 +196,11 @@ type replay struct {
 	idle             int // rounds in a row in which nothing ran and nothing changed
 	gpus             int
 	// servers indexes the cluster's servers by ID; used counts the GPUs
-	// each gives out in a round.
-	servers map[string]int
-	used    []int
+	// each gives out in a round. byServer is the cluster with its servers
+	// sorted by ID, as the mechanism would sort them every round.
+	servers  map[string]int
+	used     []int
+	byServer allocation.Cluster
 }
 
 // start checks the simulation and its jobs and returns the replay at time
@@ -219,6 +221,7 @@ func (s *Simulation) start(jobs []policy.Job) (*replay, error) {
 	for i, srv := range s.Cluster.Servers {
 		r.servers[srv.ID] = i
 	}
+	r.byServer.Servers = slices.SortedFunc(slices.Values(s.Cluster.Servers), func(x, y allocation.Server) int { return cmp.Compare(x.ID, y.ID) })
 	r.pending = make([]*state, len(jobs))
 	for i, j := range jobs {
 		st, err := s.admitted(j)
@@ -386,7 +389,7 @@ func (r *replay) place(alloc allocation.Allocation) (placement.Round, error) {
 		next, err = placed(r.s.Cluster, r.active, alloc, r.decision.Placement)
 	case r.checked:
 		// Grants known to pass, and a ledger the mechanism made.
-		next, r.ledger, err = r.mech.NextValid(r.ledger, r.s.Cluster, alloc)
+		next, r.ledger, err = r.mech.NextValid(r.ledger, r.byServer, alloc)
 	default:
 		next, r.ledger, err = r.mech.Next(r.ledger, r.s.Cluster, alloc)
 		// Later rounds of alloc may skip the checks, unless a job without
