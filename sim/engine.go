@@ -186,15 +186,17 @@ type replay struct {
 	ledger               placement.Ledger
 	workBuf              []work // the last round's works, for reuse
 	// alloc and byID are the decision's grants of the active jobs and
-	// those jobs by ID, nil when either changed. checked says that the
-	// mechanism accepted alloc, or must: the decision is trusted.
-	alloc            allocation.Allocation
-	byID             map[string]*state
-	checked, trusted bool
-	mech             placement.Mechanism
-	finished         int // jobs done: finished or left out
-	idle             int // rounds in a row in which nothing ran and nothing changed
-	gpus             int
+	// those jobs by ID, nil to be built again. Jobs that arrive or finish
+	// update them one by one, unless the decision pairs jobs (paired) or
+	// two jobs share an ID (!unique). checked says that the mechanism
+	// accepted alloc, or must: the decision is trusted.
+	alloc                            allocation.Allocation
+	byID                             map[string]*state
+	checked, trusted, paired, unique bool
+	mech                             placement.Mechanism
+	finished                         int // jobs done: finished or left out
+	idle                             int // rounds in a row in which nothing ran and nothing changed
+	gpus                             int
 	// servers indexes the cluster's servers by ID; used counts the GPUs
 	// each gives out in a round. byServer is the cluster with its servers
 	// sorted by ID, as the mechanism would sort them every round.
@@ -234,6 +236,11 @@ func (s *Simulation) start(jobs []policy.Job) (*replay, error) {
 		return cmp.Or(cmp.Compare(a.job.Arrival, b.job.Arrival), cmp.Compare(a.job.ID, b.job.ID))
 	})
 	r.all = slices.Clone(r.pending)
+	ids := make(map[string]bool, len(jobs))
+	for _, j := range jobs {
+		ids[j.ID] = true
+	}
+	r.unique = len(ids) == len(jobs)
 	return r, nil
 }
 
@@ -290,8 +297,10 @@ func (r *replay) admit() bool {
 		return false
 	}
 	if len(r.active) > n { // leaving out and retiring keep the order
+		for _, st := range r.active[n:] {
+			r.add(st)
+		}
 		slices.SortFunc(r.active, func(a, b *state) int { return cmp.Compare(a.job.ID, b.job.ID) })
-		r.alloc = nil
 	}
 	return true
 }
@@ -313,6 +322,10 @@ func (r *replay) decide(ctx context.Context) error {
 	r.res.Calls = append(r.res.Calls, Call{At: r.now, Jobs: len(r.active), Latency: time.Since(t0)})
 	r.decision, r.lastCall, r.changed = d, r.now, false
 	r.alloc, r.trusted = nil, d.Placement == nil && trusted(d.Allocation, r.s.Cluster)
+	r.paired = false
+	for _, g := range d.Allocation {
+		r.paired = r.paired || len(g.Pairs) > 0
+	}
 	left := len(r.active)
 	r.active = leaveOut(r.active, d.Unscheduled)
 	r.finished += left - len(r.active)
@@ -343,6 +356,36 @@ func (r *replay) step() error {
 	r.now = end
 	r.retire()
 	return nil
+}
+
+// add puts an arriving job and its grant in the round's grants, or has
+// them built again where pairs may change or IDs repeat.
+func (r *replay) add(st *state) {
+	id := st.job.ID
+	if r.alloc == nil || r.paired || !r.unique {
+		r.alloc = nil
+		return
+	}
+	r.byID[id] = st
+	if g, ok := r.decision.Allocation[id]; ok {
+		r.alloc[id] = g
+		r.checked = r.trusted
+	}
+}
+
+// drop takes a job that finished out of the round's grants, as add puts
+// one in.
+func (r *replay) drop(st *state) {
+	id := st.job.ID
+	if r.alloc == nil || r.paired || !r.unique {
+		r.alloc = nil
+		return
+	}
+	delete(r.byID, id)
+	if _, ok := r.alloc[id]; ok {
+		delete(r.alloc, id)
+		r.checked = r.trusted
+	}
 }
 
 // grants returns the decision's grants of the jobs still active (a
@@ -604,7 +647,7 @@ func (r *replay) retire() {
 			st.rec.ActiveJobs = st.activeΣ / st.lifetime
 			r.finished++
 			r.changed = true
-			r.alloc = nil
+			r.drop(st)
 		} else {
 			kept = append(kept, st)
 		}
