@@ -103,7 +103,8 @@ func (a Allocation) Validate(c Cluster) error {
 	var cpus, mem float64
 	for _, id := range a.IDs() {
 		g := a[id]
-		if err := g.validate(id, a, types); err != nil {
+		busy := g.Busy()
+		if err := g.validate(id, a, types, busy); err != nil {
 			return err
 		}
 		for k, x := range g.Shares {
@@ -117,7 +118,6 @@ func (a Allocation) Validate(c Cluster) error {
 				}
 			}
 		}
-		busy := g.Busy()
 		cpus += busy * g.CPUs
 		mem += busy * g.MemoryGB
 	}
@@ -135,7 +135,8 @@ func (a Allocation) Validate(c Cluster) error {
 	return nil
 }
 
-func (g Grant) validate(id string, a Allocation, types []Accelerator) error {
+// validate checks g, whose Busy is busy.
+func (g Grant) validate(id string, a Allocation, types []Accelerator, busy float64) error {
 	bad := func(field, format string, args ...any) error {
 		return fmt.Errorf("%w allocation: job %q: %s: %s", ErrInvalid, id, field, fmt.Sprintf(format, args...))
 	}
@@ -196,8 +197,8 @@ func (g Grant) validate(id string, a Allocation, types []Accelerator) error {
 			}
 		}
 	}
-	if b := g.Busy(); b > 1+Tolerance {
-		return bad("shares", "time shares sum to %v > 1", b)
+	if busy > 1+Tolerance {
+		return bad("shares", "time shares sum to %v > 1", busy)
 	}
 	if !finiteNonNeg(g.CPUs) {
 		return bad("cpus", "%v is not a finite non-negative number", g.CPUs)

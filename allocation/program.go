@@ -193,6 +193,7 @@ func NewProgram(c Cluster, gpus []int, tput [][]float64, pairs ...Pair) *Program
 		partners[pr.B] = append(partners[pr.B], c)
 	}
 	row := make([]lp.Term, 0, max(nk, n))
+	p.rows = make([]place, 0, n+nk) // a time row per job at most, a capacity row per type
 	for j := range gpus {
 		row = row[:0]
 		for k := range types {
