@@ -463,12 +463,7 @@ func choose(w *scratch, es []entry, cands []cand, c allocation.Cluster, types []
 func place(w *scratch, es []entry, cands []cand, chosen []int32, c allocation.Cluster, types []allocation.Accelerator, last map[string][]allocation.Assignment, busy []bool) ([]bool, []Run) {
 	sv := w.sv.reset(c, types)
 	runs := resize(&w.runs, len(es))
-	slices.SortFunc(chosen, func(x, y int32) int {
-		if gx, gy := es[x].acct.GPUs, es[y].acct.GPUs; gx != gy {
-			return cmp.Compare(gy, gx)
-		}
-		return cmp.Or(cmp.Compare(es[y].w, es[x].w), cmp.Compare(x, y))
-	})
+	bySize(es, chosen)
 	placed := resize(&w.placed, len(es))
 	// Lease extensions: accounts that ran on one server, then accounts that
 	// ran split over several (unless a whole server of the type is now
@@ -515,6 +510,24 @@ func place(w *scratch, es []entry, cands []cand, chosen []int32, c allocation.Cl
 	return placed, runs
 }
 
+// bySize sorts the chosen entries largest gang first, ties by larger
+// worker, then by entry. Gangs of one shape, as most rounds' are, sort by
+// entry alone: as ints, several times faster.
+func bySize(es []entry, chosen []int32) {
+	if !slices.ContainsFunc(chosen, func(i int32) bool {
+		return es[i].acct.GPUs != es[chosen[0]].acct.GPUs || es[i].w != es[chosen[0]].w
+	}) {
+		slices.Sort(chosen)
+		return
+	}
+	slices.SortFunc(chosen, func(x, y int32) int {
+		if gx, gy := es[x].acct.GPUs, es[y].acct.GPUs; gx != gy {
+			return cmp.Compare(gy, gx)
+		}
+		return cmp.Or(cmp.Compare(es[y].w, es[x].w), cmp.Compare(x, y))
+	})
+}
+
 // settle returns the round of the placed entries and the ledger after it:
 // every account eligible for one more round, the placed ones credited with
 // it on the type they ran on.
@@ -535,7 +548,8 @@ func settle(es []entry, placed []bool, runs []Run, types []allocation.Accelerato
 	}
 	for ei := range es {
 		e := &es[ei]
-		acct := e.acct
+		acct := &next.Accounts[ei]
+		*acct = e.acct
 		acct.Eligible += sec
 		acct.Rounds++
 		acct.Ran = placed[ei]
@@ -549,7 +563,6 @@ func settle(es []entry, placed []bool, runs []Run, types []allocation.Accelerato
 				next.Placement[acct.Partner] = run.Assignments
 			}
 		}
-		next.Accounts[ei] = acct
 	}
 	return r, next
 }
