@@ -184,7 +184,11 @@ type replay struct {
 	decision             *policy.Decision
 	changed              bool
 	ledger               placement.Ledger
-	workBuf              []work // the last round's works, for reuse
+	mech                 placement.Mechanism
+	finished             int // jobs done: finished or left out
+	idle                 int // rounds in a row in which nothing ran and nothing changed
+	gpus                 int
+
 	// alloc and byID are the decision's grants of the active jobs and
 	// those jobs by ID, nil to be built again. Jobs that arrive or finish
 	// update them one by one, unless the decision pairs jobs (paired) or
@@ -193,16 +197,13 @@ type replay struct {
 	alloc                            allocation.Allocation
 	byID                             map[string]*state
 	checked, trusted, paired, unique bool
-	mech                             placement.Mechanism
-	finished                         int // jobs done: finished or left out
-	idle                             int // rounds in a row in which nothing ran and nothing changed
-	gpus                             int
 	// servers indexes the cluster's servers by ID; used counts the GPUs
 	// each gives out in a round. byServer is the cluster with its servers
 	// sorted by ID, as the mechanism would sort them every round.
 	servers  map[string]int
 	used     []int
 	byServer allocation.Cluster
+	workBuf  []work // the last round's works, for reuse
 }
 
 // start checks the simulation and its jobs and returns the replay at time
@@ -218,12 +219,8 @@ func (s *Simulation) start(jobs []policy.Job) (*replay, error) {
 	if err := s.Cluster.Validate(); err != nil {
 		return nil, err
 	}
-	r := &replay{s: s, pol: s.rounds(round), round: round, mech: placement.Mechanism{Round: round}, gpus: s.Cluster.TotalGPUs(),
-		servers: make(map[string]int, len(s.Cluster.Servers)), used: make([]int, len(s.Cluster.Servers))}
-	for i, srv := range s.Cluster.Servers {
-		r.servers[srv.ID] = i
-	}
-	r.byServer.Servers = slices.SortedFunc(slices.Values(s.Cluster.Servers), func(x, y allocation.Server) int { return cmp.Compare(x.ID, y.ID) })
+	r := &replay{s: s, pol: s.rounds(round), round: round, mech: placement.Mechanism{Round: round}, gpus: s.Cluster.TotalGPUs()}
+	r.indexServers()
 	r.pending = make([]*state, len(jobs))
 	for i, j := range jobs {
 		st, err := s.admitted(j)
@@ -242,6 +239,16 @@ func (s *Simulation) start(jobs []policy.Job) (*replay, error) {
 	}
 	r.unique = len(ids) == len(jobs)
 	return r, nil
+}
+
+// indexServers sets servers, used and byServer from the cluster.
+func (r *replay) indexServers() {
+	c := r.s.Cluster
+	r.servers, r.used = make(map[string]int, len(c.Servers)), make([]int, len(c.Servers))
+	for i, srv := range c.Servers {
+		r.servers[srv.ID] = i
+	}
+	r.byServer.Servers = slices.SortedFunc(slices.Values(c.Servers), func(x, y allocation.Server) int { return cmp.Compare(x.ID, y.ID) })
 }
 
 // admitted returns the simulation's own state of job j, with its own
@@ -391,7 +398,7 @@ func (r *replay) drop(st *state) {
 // grants returns the decision's grants of the jobs still active (a
 // throttled policy's decision may name jobs that finished since), with
 // pairs cut to partners still active, and the active jobs by ID: the last
-// round's while the decision and the active jobs are the same.
+// round's, unless they were to be built again (see add and drop).
 func (r *replay) grants() (allocation.Allocation, map[string]*state) {
 	if r.alloc != nil {
 		return r.alloc, r.byID
