@@ -309,13 +309,19 @@ func (m Mechanism) Next(l Ledger, c allocation.Cluster, a allocation.Allocation)
 // sorted). A simulation that replays one allocation for many rounds checks
 // it once, at its first round, rather than every round: the checks take
 // up to half of Next's time (BenchmarkMechanismNext). Only m.Round is
-// checked; with any other input the result is undefined.
-func (m Mechanism) NextValid(l Ledger, c allocation.Cluster, a allocation.Allocation) (Round, Ledger, error) {
+// checked; any other input gives an unspecified round, or an error wrapping
+// allocation.ErrInvalid where planning it would fail, but never a panic.
+func (m Mechanism) NextValid(l Ledger, c allocation.Cluster, a allocation.Allocation) (r Round, next Ledger, err error) {
 	length, err := m.length()
 	if err != nil {
 		return Round{}, Ledger{}, err
 	}
-	r, next := plan(length, l, l.Accounts, c, a)
+	defer func() {
+		if v := recover(); v != nil {
+			r, next, err = Round{}, Ledger{}, fmt.Errorf("%w placement: mechanism: input Next would refuse: %v", allocation.ErrInvalid, v)
+		}
+	}()
+	r, next = plan(length, l, l.Accounts, c, a)
 	return r, next, nil
 }
 

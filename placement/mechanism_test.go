@@ -774,6 +774,11 @@ func TestMechanismInvalid(t *testing.T) {
 				t.Fatalf("error %v, want %v", err, tc.want)
 			}
 			t.Log(err)
+			// NextValid trusts its input, but fails rather than panics on it.
+			_, _, err = tc.m.NextValid(tc.l, c, tc.a)
+			if err != nil && !errors.Is(err, allocation.ErrInvalid) {
+				t.Errorf("NextValid: %v, want nil or ErrInvalid", err)
+			}
 		})
 	}
 	r, l, _ := placement.Mechanism{}.Next(good, c, a)
