@@ -10,7 +10,7 @@ set -euo pipefail
 
 K8S_VERSION=v1.37.2
 STAGING_VERSION=v0.37.2 # staging modules are tagged v0.X.Y for Kubernetes v1.X.Y
-dir=${DLSCHED_K8S_ASSETS:-${XDG_CACHE_HOME:-$HOME/.cache}/dlsched/k8s-assets/$K8S_VERSION}
+dir=${DLSCHED_K8S_ASSETS:-${XDG_CACHE_HOME:-${HOME:-/var/cache}/.cache}/dlsched/k8s-assets/$K8S_VERSION}
 
 log() { echo "k8s-assets: $*" >&2; }
 die() { log "error: $*"; exit 1; }
