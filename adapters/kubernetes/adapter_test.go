@@ -41,8 +41,8 @@ func TestGangAllOrNothing(t *testing.T) {
 			t.Errorf("%d pods on %s", pods, node)
 		}
 	}
-	for !c.finished("gang") {
-		c.round(a, time.Minute)
+	if c.drain(a, 1, 20); !c.finished("gang") {
+		t.Errorf("gang did not finish: %v", c.done)
 	}
 	c.noViolations()
 }

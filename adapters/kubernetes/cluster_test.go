@@ -326,6 +326,14 @@ func (c *cluster) placement(job string) map[string]int {
 
 func (c *cluster) finished(job string) bool { return slices.Contains(c.done, job) }
 
+// drain runs rounds until n jobs have finished, at most max of them.
+func (c *cluster) drain(a *kubernetes.Adapter, n, max int) {
+	c.t.Helper()
+	for i := 0; i < max && len(c.done) < n; i++ {
+		c.round(a, time.Minute)
+	}
+}
+
 func (c *cluster) noViolations() {
 	c.t.Helper()
 	for _, v := range c.violations {

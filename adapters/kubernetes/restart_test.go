@@ -91,9 +91,7 @@ func TestRestartMidRound(t *testing.T) {
 					}
 				}
 			}
-			for i := 0; i < 40 && len(c.done) < 8; i++ {
-				c.round(b, time.Minute)
-			}
+			c.drain(b, 8, 40)
 			if len(c.done) != 8 {
 				t.Errorf("finished %v, want all 8 jobs", c.done)
 			}
@@ -137,9 +135,7 @@ func TestNodesJoinAndLeave(t *testing.T) {
 	if len(r.Evicted) != 1 || !strings.HasSuffix(r.Evicted[0], "/first-0") {
 		t.Errorf("evicted %v, want first-0 (its node left)", r.Evicted)
 	}
-	for i := 0; i < 20 && len(c.done) < 2; i++ {
-		c.round(a, time.Minute)
-	}
+	c.drain(a, 2, 20)
 	if !c.finished("first") || !c.finished("second") {
 		t.Errorf("finished %v, want both", c.done)
 	}

@@ -117,7 +117,7 @@ func (a *Adapter) snapshot(ctx context.Context, v *view, r *Report) {
 		}
 		j.spec.AttainedGPUSeconds = a.journal.Attained[id]
 		j.spec.Arrival = min(j.spec.Arrival, max(now.Sub(a.journal.Epoch), 0)) // the API server's clock may run ahead
-		for _, n := range slices.Sorted(mapsKeys(nodes)) {
+		for _, n := range sortedIDs(nodes) {
 			j.spec.Placement = append(j.spec.Placement, allocation.Assignment{Server: n, GPUs: nodes[n]})
 			used[n] += nodes[n]
 		}

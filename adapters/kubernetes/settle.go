@@ -3,8 +3,6 @@ package kubernetes
 import (
 	"context"
 	"fmt"
-	"iter"
-	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -140,5 +138,3 @@ func (a *Adapter) tell(ctx context.Context, p *corev1.Pod, typ, reason, msg stri
 	// An event that cannot be written is not worth failing a round for.
 	_ = a.Client.Create(ctx, e)
 }
-
-func mapsKeys[V any](m map[string]V) iter.Seq[string] { return maps.Keys(m) }
