@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -290,17 +291,15 @@ func validateJob(s *Snapshot, j *Job, cs *census, ids map[string]bool) error {
 			return bad("placement", "%d GPUs on server %q splits a worker of gpus_per_worker %d", p.GPUs, p.Server, j.Worker())
 		}
 	}
-	for partner, t := range j.Colocated {
-		if partner == j.ID || !ids[partner] || throughputs("", t, types) != nil {
-			// Report the first bad partner in ID order.
-			for _, partner := range slices.Sorted(maps.Keys(j.Colocated)) {
-				field := fmt.Sprintf("colocated[%s]", partner)
-				if partner == j.ID || !ids[partner] {
-					return bad(field, "partner must be another job of the snapshot")
-				}
-				if err := throughputs(field, j.Colocated[partner], types); err != nil {
-					return err
-				}
+	if !colocatedValid(j, ids, types) {
+		// Report the first bad partner in ID order.
+		for _, partner := range slices.Sorted(maps.Keys(j.Colocated)) {
+			field := fmt.Sprintf("colocated[%s]", partner)
+			if partner == j.ID || !ids[partner] {
+				return bad(field, "partner must be another job of the snapshot")
+			}
+			if err := throughputs(field, j.Colocated[partner], types); err != nil {
+				return err
 			}
 		}
 	}
@@ -345,6 +344,31 @@ func throughputs(field string, t map[allocation.Accelerator]float64, types []all
 		}
 	}
 	return nil
+}
+
+// colocatedValid reports whether every partner in j.Colocated is another
+// job of the snapshot with valid throughputs. Partners alike often share
+// one map (workload.Physics.Inform builds them so), which is checked once:
+// a job has O(n) partners and a snapshot O(n²).
+func colocatedValid(j *Job, ids map[string]bool, types []allocation.Accelerator) bool {
+	var checked map[uintptr]bool
+	for partner, t := range j.Colocated {
+		if partner == j.ID || !ids[partner] {
+			return false
+		}
+		m := reflect.ValueOf(t).Pointer()
+		if checked[m] {
+			continue
+		}
+		if throughputs("", t, types) != nil {
+			return false
+		}
+		if checked == nil {
+			checked = make(map[uintptr]bool)
+		}
+		checked[m] = true
+	}
+	return true
 }
 
 // Runnable reports whether the job, with its GPU count, can run on cluster c:

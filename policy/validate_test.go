@@ -241,6 +241,20 @@ func invalidCases() []invalidCase {
 		mutate: func(s *policy.Snapshot) { jobB(s).Colocated["A"]["tpu"] = 1 },
 		want:   []string{`job "B"`, "colocated[A]", `unknown accelerator "tpu"`},
 	}, {
+		name: "colocated with an unknown partner sharing a valid map",
+		mutate: func(s *policy.Snapshot) {
+			m := tputs{"v100": 1}
+			jobB(s).Colocated = map[string]tputs{"A": m, "Z": m}
+		},
+		want: []string{`job "B"`, "colocated[Z]", "partner must be another job"},
+	}, {
+		name: "colocated sharing an invalid map",
+		mutate: func(s *policy.Snapshot) {
+			m := tputs{"v100": math.Inf(1)}
+			jobB(s).Colocated = map[string]tputs{"A": m, "C": m}
+		},
+		want: []string{`job "B"`, "colocated[A][v100]"},
+	}, {
 		name: "duplicate server ID",
 		mutate: func(s *policy.Snapshot) {
 			s.Cluster.Servers = append(s.Cluster.Servers, allocation.Server{ID: "n1", Accelerator: "a100", GPUs: 8})

@@ -105,13 +105,127 @@ func (p *Physics) colocation(t *Truth, id string, run placement.Run) float64 {
 // what Gavel's profiler measures and Gandiva's introspection reads. Jobs
 // without a Truth, or whose Truth lists no co-location, are told nothing.
 func (p *Physics) Inform(s *policy.Snapshot) {
-	tellPairs(s, func(a, b *policy.Job, k allocation.Accelerator) float64 {
-		ta, tb := p.Jobs[a.ID], p.Jobs[b.ID]
-		if ta == nil || tb == nil {
-			return 0
+	t := newPairTable(p, s.Jobs)
+	for _, group := range byGPUs(s.Jobs) {
+		for _, i := range group {
+			if col := t.pairsOf(s.Jobs, group, i); col != nil {
+				s.Jobs[i].Colocated = col
+			}
 		}
-		return a.Throughput[k] * ta.Colocation[tb.Model]
-	})
+	}
+}
+
+// pairTable is what Inform reads of each job, looked up once a snapshot
+// rather than once a pair: throughputs by index into the union of the
+// jobs' types, the job's own types, its model's index and its factor
+// beside each model (indexed likewise). Model -1 means no Truth.
+type pairTable struct {
+	types  []allocation.Accelerator
+	tput   [][]float64
+	own    [][]int
+	model  []int
+	factor [][]float64
+}
+
+func newPairTable(p *Physics, jobs []policy.Job) *pairTable {
+	t := &pairTable{tput: make([][]float64, len(jobs)), own: make([][]int, len(jobs)),
+		model: make([]int, len(jobs)), factor: make([][]float64, len(jobs))}
+	models := make(map[string]int)
+	for i := range jobs {
+		t.types = append(t.types, slices.Collect(maps.Keys(jobs[i].Throughput))...)
+		t.model[i] = -1
+		if tr := p.Jobs[jobs[i].ID]; tr != nil {
+			if _, ok := models[tr.Model]; !ok {
+				models[tr.Model] = len(models)
+			}
+			t.model[i] = models[tr.Model]
+		}
+	}
+	slices.Sort(t.types)
+	t.types = slices.Compact(t.types)
+	for i := range jobs {
+		t.tput[i] = make([]float64, len(t.types))
+		for k, x := range jobs[i].Throughput {
+			u, _ := slices.BinarySearch(t.types, k)
+			t.tput[i][u] = x
+			t.own[i] = append(t.own[i], u)
+		}
+		slices.Sort(t.own[i])
+		if tr := p.Jobs[jobs[i].ID]; tr != nil {
+			t.factor[i] = make([]float64, len(models))
+			for m, f := range tr.Colocation {
+				if n, ok := models[m]; ok {
+					t.factor[i][n] = f
+				}
+			}
+		}
+	}
+	return t
+}
+
+// pairsOf is job i's Colocated among the jobs of group (its GPU count):
+// its throughput times its factor beside each partner, on the types where
+// both make progress. The entry depends only on the partner's model and on
+// which of i's types both progress on, so partners alike share one map: a
+// snapshot's maps are read-only, and a decision over n jobs then builds
+// O(n·models) maps instead of O(n²).
+func (t *pairTable) pairsOf(jobs []policy.Job, group []int, i int) map[string]map[allocation.Accelerator]float64 {
+	if t.model[i] < 0 {
+		return nil
+	}
+	type kind struct {
+		model int
+		both  uint64 // bit n: both progress on own[i][n]
+	}
+	own, seen := t.own[i], make(map[kind]map[allocation.Accelerator]float64)
+	var col map[string]map[allocation.Accelerator]float64
+	for _, j := range group {
+		if j == i || t.model[j] < 0 {
+			continue
+		}
+		fa, fb := t.factor[i][t.model[j]], t.factor[j][t.model[i]]
+		key := kind{model: t.model[j]}
+		for n, u := range own {
+			if t.tput[i][u]*fa > 0 && t.tput[j][u]*fb > 0 {
+				key.both |= 1 << (n % 64)
+			}
+		}
+		if key.both == 0 {
+			continue
+		}
+		m, ok := seen[key]
+		if !ok || len(own) > 64 { // a key holds 64 types: beyond, no sharing
+			m = make(map[allocation.Accelerator]float64)
+			for _, u := range own {
+				if x := t.tput[i][u] * fa; x > 0 && t.tput[j][u]*fb > 0 {
+					m[t.types[u]] = x
+				}
+			}
+			seen[key] = m
+		}
+		if col == nil {
+			col = make(map[string]map[allocation.Accelerator]float64, len(group)-1)
+		}
+		col[jobs[j].ID] = m
+	}
+	return col
+}
+
+// byGPUs returns the indices of jobs by GPU count, each group in the
+// jobs' order.
+func byGPUs(jobs []policy.Job) [][]int {
+	at := make(map[int]int)
+	var groups [][]int
+	for i := range jobs {
+		g, ok := at[jobs[i].GPUs]
+		if !ok {
+			g = len(groups)
+			at[jobs[i].GPUs] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	return groups
 }
 
 // Observe updates what job j reports after it ran, as a real job's

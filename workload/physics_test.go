@@ -2,7 +2,10 @@ package workload
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -196,5 +199,57 @@ func TestPhysicsSpreadInSimulation(t *testing.T) {
 	}
 	if got := res.Jobs[0].Exclusive; got != 100*time.Second {
 		t.Errorf("exclusive %v, want 100s (consolidated)", got)
+	}
+}
+
+// Inform equals the pair-by-pair definition (tellPairs with a's throughput
+// times its factor beside b's model) on random snapshots: models, factors,
+// missing truths, zero and missing throughputs, GPU counts. It shares
+// entries between partners alike; the values must not tell.
+func TestPhysicsInformMatchesPairs(t *testing.T) {
+	types := []allocation.Accelerator{"k80", "p100", "v100", "a100"}
+	models := []string{"A", "B", "C", "D", "E"}
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		p := &Physics{Jobs: map[string]*Truth{}}
+		var jobs []policy.Job
+		for i := range 1 + rng.IntN(60) {
+			j := policy.Job{ID: fmt.Sprintf("j%d", i), GPUs: 1 << rng.IntN(3), Throughput: map[allocation.Accelerator]float64{}}
+			for _, k := range types {
+				switch rng.IntN(4) {
+				case 0: // not known on k
+				case 1:
+					j.Throughput[k] = 0
+				default:
+					j.Throughput[k] = rng.Float64() * 10
+				}
+			}
+			jobs = append(jobs, j)
+			if rng.IntN(6) == 0 {
+				continue // no truth
+			}
+			tr := &Truth{Model: models[rng.IntN(len(models))], Colocation: map[string]float64{}}
+			for _, m := range models {
+				if rng.IntN(3) > 0 {
+					tr.Colocation[m] = rng.Float64()
+				}
+			}
+			p.Jobs[j.ID] = tr
+		}
+		got := &policy.Snapshot{Jobs: slices.Clone(jobs)}
+		p.Inform(got)
+		want := &policy.Snapshot{Jobs: slices.Clone(jobs)}
+		tellPairs(want, func(a, b *policy.Job, k allocation.Accelerator) float64 {
+			ta, tb := p.Jobs[a.ID], p.Jobs[b.ID]
+			if ta == nil || tb == nil {
+				return 0
+			}
+			return a.Throughput[k] * ta.Colocation[tb.Model]
+		})
+		for i := range jobs {
+			if diff := cmp.Diff(want.Jobs[i].Colocated, got.Jobs[i].Colocated); diff != "" {
+				t.Fatalf("seed %d, job %s (-pairs +Inform):\n%s", seed, jobs[i].ID, diff)
+			}
+		}
 	}
 }
