@@ -26,8 +26,9 @@ type job struct {
 	// the Grant.
 	worker, perWorker int
 	// speedup is nil for a job whose throughput model is not fitted yet: it
-	// is then assumed to scale linearly.
+	// is then assumed to scale linearly. table memoizes it.
 	speedup *efficiency.Speedup
+	table   table
 	// linearBase normalises the linear speedup like the fitted one.
 	linearBase float64
 	// allowed marks the nodes whose accelerator the job can use.
@@ -118,6 +119,7 @@ func newProblem(ctx context.Context, s *policy.Snapshot, cfg *Pollux) *problem {
 			if fitted(e) {
 				g := efficiency.Goodput{Perf: e.Perf, Grad: efficiency.Grad{Sqr: e.GradSqr, Var: e.GradVar}, BatchSize: e.BatchSize}
 				b.speedup = efficiency.NewSpeedup(g, limits(e), fairNodes, fair)
+				b.table = newTable(b.maxReplicas)
 			} else {
 				b.linearBase = float64(fair)
 			}
@@ -171,7 +173,41 @@ func (pr *problem) speedup(j int, nodes, replicas int) float64 {
 	case b.speedup == nil:
 		return float64(replicas) / b.linearBase
 	}
-	return b.speedup.At(nodes, replicas)
+	return b.table.at(b.speedup, nodes, replicas)
+}
+
+// tableNodes bounds the node counts a table holds; larger spans, rare
+// since a job rarely does better over many nodes, use the Speedup's map.
+const tableNodes = 16
+
+// table memoizes a fitted job's speedups by GPU and node count, which is
+// all the goodput model depends on: the fitness asks for them millions of
+// times a round, and a slice lookup is far cheaper than the Speedup's map.
+// Rows, one per GPU count, are made on first use; NaN marks a value not
+// computed yet.
+type table [][]float64
+
+func newTable(maxReplicas int) table { return make(table, maxReplicas+1) }
+
+// at returns s.At(nodes, replicas), computing it at most once.
+func (t table) at(s *efficiency.Speedup, nodes, replicas int) float64 {
+	if replicas < 0 || replicas >= len(t) || nodes < 0 || nodes > tableNodes {
+		return s.At(nodes, replicas)
+	}
+	row := t[replicas]
+	if row == nil {
+		row = make([]float64, tableNodes+1)
+		for i := range row {
+			row[i] = math.NaN()
+		}
+		t[replicas] = row
+	}
+	v := row[nodes]
+	if v != v {
+		v = s.At(nodes, replicas)
+		row[nodes] = v
+	}
+	return v
 }
 
 // fitness returns the p-mean of the jobs' speedups under the allocation a
@@ -185,7 +221,14 @@ func (pr *problem) fitness(a []int) float64 {
 	total := 0.0
 	for j := range pr.jobs {
 		row := a[j*n : (j+1)*n]
-		s := pr.speedup(j, spans(row), sum(row))
+		nodes, replicas := 0, 0
+		for _, r := range row {
+			if r > 0 {
+				nodes++
+				replicas += r
+			}
+		}
+		s := pr.speedup(j, nodes, replicas)
 		if pr.jobs[j].running && !slices.Equal(row, pr.jobs[j].current) {
 			s *= pr.jobs[j].restart
 		}
