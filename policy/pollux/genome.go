@@ -12,6 +12,10 @@ import (
 type genome struct {
 	pr *problem
 	a  []int
+	// shared marks a matrix another genome may hold too: Clone shares it
+	// and the first change copies it, since most clones (the survivors
+	// eaopt copies every generation, the hall of fame) never change.
+	shared bool
 }
 
 // Evaluate returns the negated fitness, since eaopt minimizes. It fails
@@ -25,6 +29,9 @@ func (g *genome) Evaluate() (float64, error) {
 
 // Mutate applies the paper's three mutations, then repairs.
 func (g *genome) Mutate(rng *rand.Rand) {
+	if g.shared {
+		g.a, g.shared = slices.Clone(g.a), false
+	}
 	g.pr.mutate(g.a, rng)
 	g.pr.repair(g.a, rng)
 }
@@ -37,12 +44,20 @@ func (g *genome) Crossover(mate eaopt.Genome, rng *rand.Rand) {
 	m := mate.(*genome)
 	n := len(g.pr.nodes)
 	point := rng.Intn(len(g.pr.jobs))
+	if g.shared {
+		// Build the child in a new matrix rather than copy and overwrite.
+		a := make([]int, len(g.a))
+		copy(a[point*n:], g.a[point*n:])
+		g.a, g.shared = a, false
+	}
 	copy(g.a[:point*n], m.a[:point*n])
 	g.pr.repair(g.a, rng)
 }
 
+// Clone shares the matrix; whichever genome changes first copies it.
 func (g *genome) Clone() eaopt.Genome {
-	return &genome{pr: g.pr, a: slices.Clone(g.a)}
+	g.shared = true
+	return &genome{pr: g.pr, a: g.a, shared: true}
 }
 
 // Probabilities of the paper's reset and shrink mutations.
@@ -62,58 +77,110 @@ const (
 // of one GPU these are the paper's mutations.
 func (pr *problem) mutate(a []int, rng *rand.Rand) {
 	n := len(pr.nodes)
-	free := make([]int, n)
-	for k, node := range pr.nodes {
-		free[k] = node.GPUs
-	}
-	for i, r := range a {
-		free[i%n] -= r
-	}
-	before := make([]int, n)
+	free := pr.freeGPUs(a)
+	open := pr.openNodes(free)
 	for j := range pr.jobs {
 		row := a[j*n : (j+1)*n]
+		if pr.resetShrink(j, row, free, rng) {
+			open = pr.openNodes(free)
+		}
+		open = pr.grow(j, row, free, open, rng)
+	}
+}
+
+// freeGPUs returns each node's GPUs that no row of a holds, in pr.free.
+func (pr *problem) freeGPUs(a []int) []int {
+	n := len(pr.nodes)
+	free := pr.free
+	copy(free, pr.gpus)
+	for j := range pr.jobs {
+		for k, r := range a[j*n : (j+1)*n] {
+			free[k] -= r
+		}
+	}
+	return free
+}
+
+// openNodes returns the nodes with a GPU free, in order, in pr.open: the
+// only nodes where a row can grow.
+func (pr *problem) openNodes(free []int) []int {
+	open := pr.open[:0]
+	for k, f := range free {
+		if f > 0 {
+			open = append(open, k)
+		}
+	}
+	return open
+}
+
+// resetShrink applies the reset and shrink mutations to job j's row and
+// returns to free what they take; it reports whether the row changed.
+func (pr *problem) resetShrink(j int, row, free []int, rng *rand.Rand) bool {
+	before := pr.before
+	changed := false
+	if rng.Float64() < resetRate {
 		copy(before, row)
-		if rng.Float64() < resetRate {
-			copy(row, pr.jobs[j].current)
-		}
-		if rng.Float64() < shrinkRate {
-			for k := range row {
-				if rng.Float64() < shrinkRate {
-					row[k] = 0
-				}
-			}
-		}
-		w := pr.jobs[j].worker
-		fits, on := 0, 0
-		for k := range row {
-			if pr.jobs[j].allowed[k] && free[k]+before[k]-row[k] >= w {
-				fits++
-				if row[k] > 0 {
-					on++
-				}
-			}
+		copy(row, pr.jobs[j].current)
+		changed = true
+	}
+	if rng.Float64() < shrinkRate {
+		if !changed {
+			copy(before, row)
+			changed = true
 		}
 		for k := range row {
-			f := free[k] + before[k] - row[k]
-			if !pr.jobs[j].allowed[k] || f < w {
-				continue
-			}
-			p1 := 1 / float64(fits)
-			p2 := 0.0
-			if row[k] > 0 {
-				p2 = 1 / float64(on)
-			}
-			if rng.Float64() < p1+p2-p1*p2 {
-				// Workers that fit on the node beyond the row's; repair
-				// trims what other jobs hold.
-				more := max(pr.nodes[k].GPUs/w*w-row[k], 0) / w
-				row[k] += w * rng.Intn(more+1)
+			if rng.Float64() < shrinkRate {
+				row[k] = 0
 			}
 		}
+	}
+	if changed {
 		for k := range row {
 			free[k] += before[k] - row[k]
 		}
 	}
+	return changed
+}
+
+// grow applies the grow mutation to job j's row, on the open nodes where a
+// worker's GPUs are free, and takes what it adds from free. It returns the
+// open nodes that still have a GPU free.
+func (pr *problem) grow(j int, row, free, open []int, rng *rand.Rand) []int {
+	b := &pr.jobs[j]
+	w := b.worker
+	fits, on := 0, 0
+	still := open[:0]
+	for _, k := range open {
+		if free[k] <= 0 {
+			continue
+		}
+		still = append(still, k)
+		if b.allowed[k] && free[k] >= w {
+			fits++
+			if row[k] > 0 {
+				on++
+			}
+		}
+	}
+	for _, k := range still {
+		if !b.allowed[k] || free[k] < w {
+			continue
+		}
+		p1 := 1 / float64(fits)
+		p2 := 0.0
+		if row[k] > 0 {
+			p2 = 1 / float64(on)
+		}
+		if rng.Float64() < p1+p2-p1*p2 {
+			// Workers that fit on the node beyond the row's; repair trims
+			// what other jobs hold.
+			more := max(pr.gpus[k]/w*w-row[k], 0) / w
+			add := w * rng.Intn(more+1)
+			row[k] += add
+			free[k] -= add
+		}
+	}
+	return still
 }
 
 // repair makes a satisfy every constraint, in the paper's order, after
@@ -126,94 +193,166 @@ func (pr *problem) mutate(a []int, rng *rand.Rand) {
 //  3. node capacity in whole workers, jobs earlier in priority order
 //     first;
 //  4. a job left with fewer GPUs than its smallest count gets none.
+//
+// It keeps each row's nodes and GPUs in pr.spans and pr.sums, so that only
+// rows that hold GPUs are scanned again.
 func (pr *problem) repair(a []int, rng *rand.Rand) {
 	n := len(pr.nodes)
 	for j := range pr.jobs {
-		row := a[j*n : (j+1)*n]
-		mixed, first := false, -1
-		for k := range row {
-			if row[k] < 0 || !pr.jobs[j].allowed[k] {
-				row[k] = 0
-			}
-			row[k] -= row[k] % pr.jobs[j].worker
-			if row[k] > 0 {
-				if first < 0 {
-					first = pr.typ[k]
-				}
-				mixed = mixed || pr.typ[k] != first
-			}
-		}
-		if mixed {
-			count := make([]int, pr.types)
-			for k, r := range row {
-				count[pr.typ[k]] += r
-			}
-			keep := pr.typ[firstUsed(row)]
-			for k, r := range row { // node order breaks ties
-				if r > 0 && count[pr.typ[k]] > count[keep] {
-					keep = pr.typ[k]
-				}
-			}
-			for k := range row {
-				if pr.typ[k] != keep {
-					row[k] = 0
-				}
-			}
-		}
+		pr.spans[j], pr.sums[j] = pr.clean(j, a[j*n:(j+1)*n])
 	}
 	if pr.avoid {
-		owner := make([]int, n)
-		for k := range owner {
-			owner[k] = -1
+		pr.avoidInterference(a)
+	}
+	pr.trimJobs(a, rng)
+	pr.trimNodes(a)
+}
+
+// clean keeps job j's row to the nodes it can use, whole workers and one
+// accelerator type, and returns the nodes and GPUs the row then holds.
+func (pr *problem) clean(j int, row []int) (nodes, replicas int) {
+	b := &pr.jobs[j]
+	w := b.worker
+	first, mixed := -1, false
+	for k, r := range row {
+		if r == 0 {
+			continue
 		}
-		for j := range pr.jobs {
-			row := a[j*n : (j+1)*n]
-			if spans(row) < 2 {
+		if r < 0 || !b.allowed[k] {
+			row[k] = 0
+			continue
+		}
+		if w > 1 && r%w != 0 {
+			r -= r % w
+			row[k] = r
+			if r == 0 {
 				continue
 			}
-			for k, r := range row {
-				switch {
-				case r == 0:
-				case owner[k] < 0:
-					owner[k] = j
-				case owner[k] != j:
-					row[k] = 0
-				}
+		}
+		if first < 0 {
+			first = pr.typ[k]
+		} else if pr.typ[k] != first {
+			mixed = true
+		}
+		nodes++
+		replicas += r
+	}
+	if mixed {
+		return pr.oneType(row)
+	}
+	return nodes, replicas
+}
+
+// oneType keeps, of a row on several accelerator types, the type where it
+// holds the most GPUs (the first such type in node order), and returns the
+// nodes and GPUs left.
+func (pr *problem) oneType(row []int) (nodes, replicas int) {
+	count := pr.count
+	clear(count)
+	for k, r := range row {
+		count[pr.typ[k]] += r
+	}
+	keep := pr.typ[firstUsed(row)]
+	for k, r := range row { // node order breaks ties
+		if r > 0 && count[pr.typ[k]] > count[keep] {
+			keep = pr.typ[k]
+		}
+	}
+	for k, r := range row {
+		if pr.typ[k] != keep {
+			row[k] = 0
+		} else if r > 0 {
+			nodes++
+			replicas += r
+		}
+	}
+	return nodes, replicas
+}
+
+// avoidInterference lets, on each node, only the first job in priority
+// order that spans several nodes keep its GPUs there.
+func (pr *problem) avoidInterference(a []int) {
+	n := len(pr.nodes)
+	owner := pr.owner
+	for k := range owner {
+		owner[k] = -1
+	}
+	for j := range pr.jobs {
+		if pr.spans[j] < 2 {
+			continue
+		}
+		row := a[j*n : (j+1)*n]
+		for k, r := range row {
+			switch {
+			case r == 0:
+			case owner[k] < 0:
+				owner[k] = j
+			case owner[k] != j:
+				row[k] = 0
+				pr.spans[j]--
+				pr.sums[j] -= r
 			}
 		}
 	}
+}
+
+// trimJobs cuts each job above its largest GPU count down to it, keeping
+// its nodes in random order.
+func (pr *problem) trimJobs(a []int, rng *rand.Rand) {
+	n := len(pr.nodes)
 	var perm []int
 	for j := range pr.jobs {
-		row := a[j*n : (j+1)*n]
-		if sum(row) <= pr.jobs[j].maxReplicas {
+		left := pr.jobs[j].maxReplicas
+		if pr.sums[j] <= left {
 			continue
 		}
 		if perm == nil {
-			perm = make([]int, n)
+			perm = pr.perm
 			for k := range perm {
 				perm[k] = k
 			}
 		}
 		rng.Shuffle(n, func(x, y int) { perm[x], perm[y] = perm[y], perm[x] })
-		left := pr.jobs[j].maxReplicas
+		row := a[j*n : (j+1)*n]
 		for _, k := range perm {
 			row[k] = min(row[k], left)
 			left -= row[k]
 		}
+		pr.sums[j] = pr.jobs[j].maxReplicas
 	}
-	used := make([]int, n)
+}
+
+// trimNodes fits the rows into the nodes' capacity in whole workers, jobs
+// in priority order, and empties a row left below its smallest count.
+func (pr *problem) trimNodes(a []int) {
+	n := len(pr.nodes)
+	used := pr.used
+	clear(used)
 	for j := range pr.jobs {
+		if pr.sums[j] == 0 {
+			continue
+		}
 		row := a[j*n : (j+1)*n]
-		total := 0
 		w := pr.jobs[j].worker
-		for k := range row {
-			row[k] = min(row[k], (pr.nodes[k].GPUs-used[k])/w*w)
-			used[k] += row[k]
-			total += row[k]
+		total := 0
+		for k, r := range row {
+			if r == 0 {
+				continue
+			}
+			room := pr.gpus[k] - used[k]
+			if w > 1 {
+				room = room / w * w
+			}
+			if r > room {
+				r = room
+				row[k] = r
+			}
+			used[k] += r
+			total += r
 		}
 		if total > 0 && total < pr.jobs[j].minReplicas {
-			for k := range row {
-				used[k] -= row[k]
+			for k, r := range row {
+				used[k] -= r
 				row[k] = 0
 			}
 		}

@@ -51,6 +51,12 @@ type problem struct {
 	types int
 	p     float64
 	avoid bool
+	// gpus is each node's GPU count.
+	gpus []int
+	// Scratch vectors of mutate and repair, which run on the search's one
+	// goroutine: a generation allocates none.
+	free, open, before, used, owner, perm, count []int
+	spans, sums                                  []int
 }
 
 // newProblem orders the jobs by priority (least attained service, then
@@ -72,6 +78,7 @@ func newProblem(ctx context.Context, s *policy.Snapshot, cfg *Pollux) *problem {
 		pr.typ = append(pr.typ, t)
 	}
 	pr.types = len(typeNum)
+	pr.scratch(len(s.Jobs))
 	order := slices.Clone(s.Jobs)
 	slices.SortFunc(order, func(a, b policy.Job) int {
 		return cmp.Or(cmp.Compare(a.AttainedGPUSeconds, b.AttainedGPUSeconds),
@@ -134,6 +141,20 @@ func newProblem(ctx context.Context, s *policy.Snapshot, cfg *Pollux) *problem {
 	return pr
 }
 
+// scratch sizes the scratch vectors for jobs jobs on pr's nodes.
+func (pr *problem) scratch(jobs int) {
+	n := len(pr.nodes)
+	pr.gpus = make([]int, n)
+	for k, node := range pr.nodes {
+		pr.gpus[k] = node.GPUs
+	}
+	for _, v := range []*[]int{&pr.free, &pr.open, &pr.before, &pr.used, &pr.owner, &pr.perm} {
+		*v = make([]int, n)
+	}
+	pr.count = make([]int, pr.types)
+	pr.spans, pr.sums = make([]int, jobs), make([]int, jobs)
+}
+
 // fitted reports whether the job's throughput model has been fitted.
 func fitted(e *policy.Elastic) bool {
 	return e.Perf.AlphaC > 0 || e.Perf.BetaC > 0
@@ -150,14 +171,6 @@ func limits(e *policy.Elastic) efficiency.Limits {
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
-
-func sum(row []int) int {
-	t := 0
-	for _, r := range row {
-		t += r
-	}
-	return t
-}
 
 // speedup returns job j's speedup with replicas GPUs over nodes nodes.
 func (pr *problem) speedup(j int, nodes, replicas int) float64 {
