@@ -26,9 +26,10 @@ type job struct {
 	// the Grant.
 	worker, perWorker int
 	// speedup is nil for a job whose throughput model is not fitted yet: it
-	// is then assumed to scale linearly. table memoizes it.
+	// is then assumed to scale linearly.
 	speedup *efficiency.Speedup
-	table   table
+	// table memoizes the job's terms of the fitness.
+	table table
 	// linearBase normalises the linear speedup like the fitted one.
 	linearBase float64
 	// allowed marks the nodes whose accelerator the job can use.
@@ -126,7 +127,6 @@ func newProblem(ctx context.Context, s *policy.Snapshot, cfg *Pollux) *problem {
 			if fitted(e) {
 				g := efficiency.Goodput{Perf: e.Perf, Grad: efficiency.Grad{Sqr: e.GradSqr, Var: e.GradVar}, BatchSize: e.BatchSize}
 				b.speedup = efficiency.NewSpeedup(g, limits(e), fairNodes, fair)
-				b.table = newTable(b.maxReplicas)
 			} else {
 				b.linearBase = float64(fair)
 			}
@@ -136,6 +136,7 @@ func newProblem(ctx context.Context, s *policy.Snapshot, cfg *Pollux) *problem {
 		}
 		age := (s.Now - j.Arrival).Seconds()
 		b.restart = math.Max(age-float64(restarts)*delta, 0) / (age + delta)
+		b.table = newTable(b.maxReplicas)
 		pr.jobs = append(pr.jobs, b)
 	}
 	return pr
@@ -186,39 +187,63 @@ func (pr *problem) speedup(j int, nodes, replicas int) float64 {
 	case b.speedup == nil:
 		return float64(replicas) / b.linearBase
 	}
-	return b.table.at(b.speedup, nodes, replicas)
+	return b.speedup.At(nodes, replicas)
 }
 
-// tableNodes bounds the node counts a table holds; larger spans, rare
-// since a job rarely does better over many nodes, use the Speedup's map.
-const tableNodes = 16
+// floor keeps every term of the p-mean finite.
+const floor = 1e-3
 
-// table memoizes a fitted job's speedups by GPU and node count, which is
-// all the goodput model depends on: the fitness asks for them millions of
-// times a round, and a slice lookup is far cheaper than the Speedup's map.
-// Rows, one per GPU count, are made on first use; NaN marks a value not
-// computed yet.
+// term returns job j's addend of the p-mean with replicas GPUs over nodes
+// nodes, restarted or not: (s_j + 10⁻³)^p, or its log for p = 0.
+func (pr *problem) term(j, nodes, replicas int, restarted bool) float64 {
+	s := pr.speedup(j, nodes, replicas)
+	if restarted {
+		s *= pr.jobs[j].restart
+	}
+	if pr.p == 0 {
+		return math.Log(s + floor)
+	}
+	return math.Pow(s+floor, pr.p)
+}
+
+// Bounds of the node and GPU counts a table holds; others, rare, are
+// computed each time.
+const (
+	tableNodes    = 16
+	tableReplicas = 1 << 12
+)
+
+// table memoizes a job's terms by GPU count, node count and restart, which
+// is all they depend on: the fitness asks for them millions of times a
+// round, and a slice lookup is far cheaper than the goodput model's map and
+// a power. Rows, one per GPU count, are made on first use; NaN marks a term
+// not computed yet.
 type table [][]float64
 
-func newTable(maxReplicas int) table { return make(table, maxReplicas+1) }
+func newTable(maxReplicas int) table { return make(table, min(maxReplicas, tableReplicas)+1) }
 
-// at returns s.At(nodes, replicas), computing it at most once.
-func (t table) at(s *efficiency.Speedup, nodes, replicas int) float64 {
+// cachedTerm returns pr.term, computing each at most once.
+func (pr *problem) cachedTerm(j, nodes, replicas int, restarted bool) float64 {
+	t := pr.jobs[j].table
 	if replicas < 0 || replicas >= len(t) || nodes < 0 || nodes > tableNodes {
-		return s.At(nodes, replicas)
+		return pr.term(j, nodes, replicas, restarted)
 	}
 	row := t[replicas]
 	if row == nil {
-		row = make([]float64, tableNodes+1)
+		row = make([]float64, 2*(tableNodes+1))
 		for i := range row {
 			row[i] = math.NaN()
 		}
 		t[replicas] = row
 	}
-	v := row[nodes]
+	i := 2 * nodes
+	if restarted {
+		i++
+	}
+	v := row[i]
 	if v != v {
-		v = s.At(nodes, replicas)
-		row[nodes] = v
+		v = pr.term(j, nodes, replicas, restarted)
+		row[i] = v
 	}
 	return v
 }
@@ -230,7 +255,6 @@ func (t table) at(s *efficiency.Speedup, nodes, replicas int) float64 {
 //	F = ((1/J) Σ_j (s_j + 10⁻³)^p)^(1/p).
 func (pr *problem) fitness(a []int) float64 {
 	n := len(pr.nodes)
-	const floor = 1e-3
 	total := 0.0
 	for j := range pr.jobs {
 		row := a[j*n : (j+1)*n]
@@ -241,15 +265,8 @@ func (pr *problem) fitness(a []int) float64 {
 				replicas += r
 			}
 		}
-		s := pr.speedup(j, nodes, replicas)
-		if pr.jobs[j].running && !slices.Equal(row, pr.jobs[j].current) {
-			s *= pr.jobs[j].restart
-		}
-		if pr.p == 0 {
-			total += math.Log(s + floor)
-		} else {
-			total += math.Pow(s+floor, pr.p)
-		}
+		restarted := pr.jobs[j].running && !slices.Equal(row, pr.jobs[j].current)
+		total += pr.cachedTerm(j, nodes, replicas, restarted)
 	}
 	mean := total / float64(len(pr.jobs))
 	if pr.p == 0 {
