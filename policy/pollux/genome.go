@@ -12,10 +12,21 @@ import (
 type genome struct {
 	pr *problem
 	a  []int
+	// used is the GPUs a holds on each node and fit its fitness, both left
+	// by the last repair, which counts them anyway.
+	used []int
+	fit  float64
 	// shared marks a matrix another genome may hold too: Clone shares it
 	// and the first change copies it, since most clones (the survivors
 	// eaopt copies every generation, the hall of fame) never change.
 	shared bool
+}
+
+// newGenome repairs a and wraps it.
+func (pr *problem) newGenome(a []int, rng *rand.Rand) *genome {
+	g := &genome{pr: pr, a: a, used: make([]int, len(pr.nodes))}
+	g.repair(rng)
+	return g
 }
 
 // Evaluate returns the negated fitness, since eaopt minimizes. It fails
@@ -24,16 +35,16 @@ func (g *genome) Evaluate() (float64, error) {
 	if err := g.pr.ctx.Err(); err != nil {
 		return 0, err
 	}
-	return -g.pr.fitness(g.a), nil
+	return -g.fit, nil
 }
 
 // Mutate applies the paper's three mutations, then repairs.
 func (g *genome) Mutate(rng *rand.Rand) {
 	if g.shared {
-		g.a, g.shared = slices.Clone(g.a), false
+		g.a, g.used, g.shared = slices.Clone(g.a), slices.Clone(g.used), false
 	}
-	g.pr.mutate(g.a, rng)
-	g.pr.repair(g.a, rng)
+	g.pr.mutate(g.a, g.pr.freeOf(g.used), rng)
+	g.repair(rng)
 }
 
 // Crossover copies the mate's rows for the jobs before a random point into
@@ -48,16 +59,23 @@ func (g *genome) Crossover(mate eaopt.Genome, rng *rand.Rand) {
 		// Build the child in a new matrix rather than copy and overwrite.
 		a := make([]int, len(g.a))
 		copy(a[point*n:], g.a[point*n:])
-		g.a, g.shared = a, false
+		g.a, g.used, g.shared = a, make([]int, n), false
 	}
 	copy(g.a[:point*n], m.a[:point*n])
-	g.pr.repair(g.a, rng)
+	g.repair(rng)
 }
 
 // Clone shares the matrix; whichever genome changes first copies it.
 func (g *genome) Clone() eaopt.Genome {
 	g.shared = true
-	return &genome{pr: g.pr, a: g.a, shared: true}
+	c := *g
+	return &c
+}
+
+// repair repairs the matrix and records its GPUs per node and fitness.
+func (g *genome) repair(rng *rand.Rand) {
+	g.pr.repair(g.a, g.used, rng)
+	g.fit = g.pr.repairedFitness(g.a)
 }
 
 // Probabilities of the paper's reset and shrink mutations.
@@ -75,9 +93,10 @@ const (
 // one), and its count is redrawn uniformly among the multiples of the
 // worker size between its current value and the node's size. With workers
 // of one GPU these are the paper's mutations.
-func (pr *problem) mutate(a []int, rng *rand.Rand) {
+//
+// free holds each node's GPUs that no row of a holds; mutate updates it.
+func (pr *problem) mutate(a, free []int, rng *rand.Rand) {
 	n := len(pr.nodes)
-	free := pr.freeGPUs(a)
 	open := pr.openNodes(free)
 	for j := range pr.jobs {
 		row := a[j*n : (j+1)*n]
@@ -97,6 +116,15 @@ func (pr *problem) freeGPUs(a []int) []int {
 		for k, r := range a[j*n : (j+1)*n] {
 			free[k] -= r
 		}
+	}
+	return free
+}
+
+// freeOf returns each node's GPUs that used leaves, in pr.free.
+func (pr *problem) freeOf(used []int) []int {
+	free := pr.free
+	for k, u := range used {
+		free[k] = pr.gpus[k] - u
 	}
 	return free
 }
@@ -194,22 +222,36 @@ func (pr *problem) grow(j int, row, free, open []int, rng *rand.Rand) []int {
 //     first;
 //  4. a job left with fewer GPUs than its smallest count gets none.
 //
-// It keeps each row's nodes and GPUs in pr.spans and pr.sums, so that only
-// rows that hold GPUs are scanned again.
-func (pr *problem) repair(a []int, rng *rand.Rand) {
+// It leaves the GPUs used on each node in used, and each row's nodes and
+// GPUs in pr.spans and pr.sums. Only the first step reads every cell: it
+// lists each row's nonzero cells for the others.
+func (pr *problem) repair(a, used []int, rng *rand.Rand) {
 	n := len(pr.nodes)
+	pr.nz = pr.nz[:0]
 	for j := range pr.jobs {
 		pr.spans[j], pr.sums[j] = pr.clean(j, a[j*n:(j+1)*n])
+		pr.nzEnd[j] = len(pr.nz)
 	}
 	if pr.avoid {
 		pr.avoidInterference(a)
 	}
 	pr.trimJobs(a, rng)
-	pr.trimNodes(a)
+	pr.trimNodes(a, used)
+}
+
+// nonzero returns the nodes where job j's row held GPUs after clean, in
+// order; some may hold none since.
+func (pr *problem) nonzero(j int) []int {
+	start := 0
+	if j > 0 {
+		start = pr.nzEnd[j-1]
+	}
+	return pr.nz[start:pr.nzEnd[j]]
 }
 
 // clean keeps job j's row to the nodes it can use, whole workers and one
-// accelerator type, and returns the nodes and GPUs the row then holds.
+// accelerator type, lists its nonzero cells in pr.nz, and returns the nodes
+// and GPUs the row then holds.
 func (pr *problem) clean(j int, row []int) (nodes, replicas int) {
 	b := &pr.jobs[j]
 	w := b.worker
@@ -236,6 +278,7 @@ func (pr *problem) clean(j int, row []int) (nodes, replicas int) {
 		}
 		nodes++
 		replicas += r
+		pr.nz = append(pr.nz, k)
 	}
 	if mixed {
 		return pr.oneType(row)
@@ -282,8 +325,8 @@ func (pr *problem) avoidInterference(a []int) {
 			continue
 		}
 		row := a[j*n : (j+1)*n]
-		for k, r := range row {
-			switch {
+		for _, k := range pr.nonzero(j) {
+			switch r := row[k]; {
 			case r == 0:
 			case owner[k] < 0:
 				owner[k] = j
@@ -323,19 +366,22 @@ func (pr *problem) trimJobs(a []int, rng *rand.Rand) {
 }
 
 // trimNodes fits the rows into the nodes' capacity in whole workers, jobs
-// in priority order, and empties a row left below its smallest count.
-func (pr *problem) trimNodes(a []int) {
+// in priority order, and empties a row left below its smallest count. It
+// leaves the GPUs used on each node in used and each row's final nodes and
+// GPUs in pr.spans and pr.sums.
+func (pr *problem) trimNodes(a, used []int) {
 	n := len(pr.nodes)
-	used := pr.used
 	clear(used)
 	for j := range pr.jobs {
 		if pr.sums[j] == 0 {
+			pr.spans[j] = 0
 			continue
 		}
 		row := a[j*n : (j+1)*n]
 		w := pr.jobs[j].worker
-		total := 0
-		for k, r := range row {
+		nodes, total := 0, 0
+		for _, k := range pr.nonzero(j) {
+			r := row[k]
 			if r == 0 {
 				continue
 			}
@@ -349,13 +395,18 @@ func (pr *problem) trimNodes(a []int) {
 			}
 			used[k] += r
 			total += r
-		}
-		if total > 0 && total < pr.jobs[j].minReplicas {
-			for k, r := range row {
-				used[k] -= r
-				row[k] = 0
+			if r > 0 {
+				nodes++
 			}
 		}
+		if total > 0 && total < pr.jobs[j].minReplicas {
+			for _, k := range pr.nonzero(j) {
+				used[k] -= row[k]
+				row[k] = 0
+			}
+			nodes, total = 0, 0
+		}
+		pr.spans[j], pr.sums[j] = nodes, total
 	}
 }
 

@@ -185,11 +185,10 @@ func (p *Pollux) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 			a = slices.Clone(seeds[next])
 		} else {
 			a = pr.currentMatrix()
-			pr.mutate(a, r)
+			pr.mutate(a, pr.freeGPUs(a), r)
 		}
 		next++
-		pr.repair(a, r)
-		return &genome{pr: pr, a: a}
+		return pr.newGenome(a, r)
 	}
 	ga, err := eaopt.GAConfig{
 		NPops:        1,

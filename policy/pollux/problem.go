@@ -56,8 +56,10 @@ type problem struct {
 	gpus []int
 	// Scratch vectors of mutate and repair, which run on the search's one
 	// goroutine: a generation allocates none.
-	free, open, before, used, owner, perm, count []int
-	spans, sums                                  []int
+	free, open, before, owner, perm, count []int
+	// spans and sums count each row's nodes and GPUs during repair; nz
+	// lists the rows' nonzero cells, row j's ending at nzEnd[j].
+	spans, sums, nz, nzEnd []int
 }
 
 // newProblem orders the jobs by priority (least attained service, then
@@ -149,11 +151,12 @@ func (pr *problem) scratch(jobs int) {
 	for k, node := range pr.nodes {
 		pr.gpus[k] = node.GPUs
 	}
-	for _, v := range []*[]int{&pr.free, &pr.open, &pr.before, &pr.used, &pr.owner, &pr.perm} {
+	for _, v := range []*[]int{&pr.free, &pr.open, &pr.before, &pr.owner, &pr.perm} {
 		*v = make([]int, n)
 	}
 	pr.count = make([]int, pr.types)
-	pr.spans, pr.sums = make([]int, jobs), make([]int, jobs)
+	pr.spans, pr.sums, pr.nzEnd = make([]int, jobs), make([]int, jobs), make([]int, jobs)
+	pr.nz = make([]int, 0, jobs*n)
 }
 
 // fitted reports whether the job's throughput model has been fitted.
@@ -265,9 +268,29 @@ func (pr *problem) fitness(a []int) float64 {
 				replicas += r
 			}
 		}
-		restarted := pr.jobs[j].running && !slices.Equal(row, pr.jobs[j].current)
-		total += pr.cachedTerm(j, nodes, replicas, restarted)
+		total += pr.cachedTerm(j, nodes, replicas, pr.restarted(j, row))
 	}
+	return pr.mean(total)
+}
+
+// repairedFitness is fitness, for an allocation a that repair has just
+// left, from the nodes and GPUs per row it counted.
+func (pr *problem) repairedFitness(a []int) float64 {
+	n := len(pr.nodes)
+	total := 0.0
+	for j := range pr.jobs {
+		total += pr.cachedTerm(j, pr.spans[j], pr.sums[j], pr.restarted(j, a[j*n:(j+1)*n]))
+	}
+	return pr.mean(total)
+}
+
+// restarted reports whether job j restarts to take the row.
+func (pr *problem) restarted(j int, row []int) bool {
+	return pr.jobs[j].running && !slices.Equal(row, pr.jobs[j].current)
+}
+
+// mean returns the p-mean of the jobs' speedups from the sum of their terms.
+func (pr *problem) mean(total float64) float64 {
 	mean := total / float64(len(pr.jobs))
 	if pr.p == 0 {
 		return math.Exp(mean)
