@@ -2,7 +2,6 @@ package pollux
 
 import (
 	"math/rand"
-	"slices"
 
 	"github.com/MaxHalford/eaopt"
 )
@@ -41,7 +40,10 @@ func (g *genome) Evaluate() (float64, error) {
 // Mutate applies the paper's three mutations, then repairs.
 func (g *genome) Mutate(rng *rand.Rand) {
 	if g.shared {
-		g.a, g.used, g.shared = slices.Clone(g.a), slices.Clone(g.used), false
+		a, used := g.pr.mats.get()
+		copy(a, g.a)
+		copy(used, g.used)
+		g.a, g.used, g.shared = a, used, false
 	}
 	g.pr.mutate(g.a, g.pr.freeOf(g.used), rng)
 	g.repair(rng)
@@ -57,9 +59,9 @@ func (g *genome) Crossover(mate eaopt.Genome, rng *rand.Rand) {
 	point := rng.Intn(len(g.pr.jobs))
 	if g.shared {
 		// Build the child in a new matrix rather than copy and overwrite.
-		a := make([]int, len(g.a))
+		a, used := g.pr.mats.get()
 		copy(a[point*n:], g.a[point*n:])
-		g.a, g.used, g.shared = a, make([]int, n), false
+		g.a, g.used, g.shared = a, used, false
 	}
 	copy(g.a[:point*n], m.a[:point*n])
 	g.repair(rng)
@@ -70,6 +72,50 @@ func (g *genome) Clone() eaopt.Genome {
 	g.shared = true
 	c := *g
 	return &c
+}
+
+// matrices recycles the genomes' matrices and used vectors, each pair in
+// one block. eaopt drops genomes without a word, but after a generation
+// only the population and the hall of fame live on, so every other block
+// can be reused: a search allocates about two populations' worth instead
+// of a matrix per child.
+type matrices struct {
+	cells, nodes int
+	made, spare  [][]int
+	live         map[*int]bool
+}
+
+// get returns a matrix and a used vector, with any content.
+func (m *matrices) get() (a, used []int) {
+	var b []int
+	if k := len(m.spare); k > 0 {
+		b, m.spare = m.spare[k-1], m.spare[:k-1]
+	} else {
+		b = make([]int, m.cells+m.nodes)
+		m.made = append(m.made, b)
+	}
+	return b[:m.cells:m.cells], b[m.cells:]
+}
+
+// recycle makes every block spare that no genome of alive holds.
+func (m *matrices) recycle(alive ...eaopt.Individuals) {
+	if m.live == nil {
+		m.live = make(map[*int]bool)
+	}
+	clear(m.live)
+	for _, indis := range alive {
+		for _, ind := range indis {
+			if g, ok := ind.Genome.(*genome); ok && len(g.a) > 0 {
+				m.live[&g.a[0]] = true
+			}
+		}
+	}
+	m.spare = m.spare[:0]
+	for _, b := range m.made {
+		if !m.live[&b[0]] {
+			m.spare = append(m.spare, b)
+		}
+	}
 }
 
 // repair repairs the matrix and records its GPUs per node and fitness.

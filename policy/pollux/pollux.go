@@ -204,6 +204,9 @@ func (p *Pollux) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 		},
 		RNG:       rng,
 		EarlyStop: func(*eaopt.GA) bool { return ctx.Err() != nil },
+		Callback: func(ga *eaopt.GA) {
+			pr.mats.recycle(ga.Populations[0].Individuals, ga.HallOfFame)
+		},
 	}.NewGA()
 	if err != nil {
 		return nil, fmt.Errorf("pollux: %w", err)

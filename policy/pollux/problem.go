@@ -54,6 +54,7 @@ type problem struct {
 	avoid bool
 	// gpus is each node's GPU count.
 	gpus []int
+	mats matrices
 	// Scratch vectors of mutate and repair, which run on the search's one
 	// goroutine: a generation allocates none.
 	free, open, before, owner, perm, count []int
@@ -157,6 +158,7 @@ func (pr *problem) scratch(jobs int) {
 	pr.count = make([]int, pr.types)
 	pr.spans, pr.sums, pr.nzEnd = make([]int, jobs), make([]int, jobs), make([]int, jobs)
 	pr.nz = make([]int, 0, jobs*n)
+	pr.mats = matrices{cells: jobs * n, nodes: n}
 }
 
 // fitted reports whether the job's throughput model has been fitted.
