@@ -146,9 +146,7 @@ func (pr *problem) mutate(a, free []int, rng *rand.Rand) {
 	open := pr.openNodes(free)
 	for j := range pr.jobs {
 		row := a[j*n : (j+1)*n]
-		if pr.resetShrink(j, row, free, rng) {
-			open = pr.openNodes(free)
-		}
+		open = pr.resetShrink(j, row, free, open, rng)
 		open = pr.grow(j, row, free, open, rng)
 	}
 }
@@ -188,8 +186,9 @@ func (pr *problem) openNodes(free []int) []int {
 }
 
 // resetShrink applies the reset and shrink mutations to job j's row and
-// returns to free what they take; it reports whether the row changed.
-func (pr *problem) resetShrink(j int, row, free []int, rng *rand.Rand) bool {
+// returns to free what they take. It returns the open nodes, listed anew
+// if the row changed.
+func (pr *problem) resetShrink(j int, row, free, open []int, rng *rand.Rand) []int {
 	before := pr.before
 	changed := false
 	if rng.Float64() < resetRate {
@@ -208,12 +207,17 @@ func (pr *problem) resetShrink(j int, row, free []int, rng *rand.Rand) bool {
 			}
 		}
 	}
-	if changed {
-		for k := range row {
-			free[k] += before[k] - row[k]
+	if !changed {
+		return open
+	}
+	open = open[:0]
+	for k := range row {
+		free[k] += before[k] - row[k]
+		if free[k] > 0 {
+			open = append(open, k)
 		}
 	}
-	return changed
+	return open
 }
 
 // grow applies the grow mutation to job j's row, on the open nodes where a
