@@ -211,44 +211,55 @@ func (pr *problem) term(j, nodes, replicas int, restarted bool) float64 {
 	return math.Pow(s+floor, pr.p)
 }
 
-// Bounds of the node and GPU counts a table holds; others, rare, are
-// computed each time.
-const (
-	tableNodes    = 16
-	tableReplicas = 1 << 12
-)
+// tableReplicas bounds the GPU counts a table holds; larger ones, rare,
+// are computed each time (the Speedup still memoizes the goodput).
+const tableReplicas = 1 << 8
 
-// table memoizes a job's terms by GPU count, node count and restart, which
-// is all they depend on: the fitness asks for them millions of times a
-// round, and a slice lookup is far cheaper than the goodput model's map and
-// a power. Rows, one per GPU count, are made on first use; NaN marks a term
-// not computed yet.
-type table [][]float64
+// nodeClass classes a placement the only way the goodput model tells nodes
+// apart (throughput.Params.NetworkTime): invalid (no node, or more nodes
+// than GPUs), one node, or several.
+func nodeClass(nodes, replicas int) int {
+	switch {
+	case nodes < 1 || nodes > replicas:
+		return 0
+	case nodes == 1:
+		return 1
+	}
+	return 2
+}
 
-func newTable(maxReplicas int) table { return make(table, min(maxReplicas, tableReplicas)+1) }
+// table memoizes a job's terms by GPU count, node class and restart, which is
+// all they depend on: the fitness asks for them millions of times a round,
+// and a lookup is far cheaper than a power and the goodput model, whose
+// search over batch sizes it also saves for every node count beyond two.
+// NaN marks a term not computed yet.
+type table []float64
+
+// Cells per GPU count: three node classes, restarted or not.
+const tableRow = 6
+
+func newTable(maxReplicas int) table {
+	t := make(table, (min(maxReplicas, tableReplicas)+1)*tableRow)
+	for i := range t {
+		t[i] = math.NaN()
+	}
+	return t
+}
 
 // cachedTerm returns pr.term, computing each at most once.
 func (pr *problem) cachedTerm(j, nodes, replicas int, restarted bool) float64 {
 	t := pr.jobs[j].table
-	if replicas < 0 || replicas >= len(t) || nodes < 0 || nodes > tableNodes {
-		return pr.term(j, nodes, replicas, restarted)
-	}
-	row := t[replicas]
-	if row == nil {
-		row = make([]float64, 2*(tableNodes+1))
-		for i := range row {
-			row[i] = math.NaN()
-		}
-		t[replicas] = row
-	}
-	i := 2 * nodes
+	i := replicas*tableRow + 2*nodeClass(nodes, replicas)
 	if restarted {
 		i++
 	}
-	v := row[i]
+	if replicas < 0 || i >= len(t) {
+		return pr.term(j, nodes, replicas, restarted)
+	}
+	v := t[i]
 	if v != v {
 		v = pr.term(j, nodes, replicas, restarted)
-		row[i] = v
+		t[i] = v
 	}
 	return v
 }
