@@ -189,35 +189,27 @@ func (pr *problem) openNodes(free []int) []int {
 // returns to free what they take. It returns the open nodes, listed anew
 // if the row changed.
 func (pr *problem) resetShrink(j int, row, free, open []int, rng *rand.Rand) []int {
-	before := pr.before
 	changed := false
 	if rng.Float64() < resetRate {
-		copy(before, row)
-		copy(row, pr.jobs[j].current)
+		for k, c := range pr.jobs[j].current {
+			free[k] += row[k] - c
+			row[k] = c
+		}
 		changed = true
 	}
 	if rng.Float64() < shrinkRate {
-		if !changed {
-			copy(before, row)
-			changed = true
-		}
 		for k := range row {
 			if rng.Float64() < shrinkRate {
+				free[k] += row[k]
 				row[k] = 0
 			}
 		}
+		changed = true
 	}
 	if !changed {
 		return open
 	}
-	open = open[:0]
-	for k := range row {
-		free[k] += before[k] - row[k]
-		if free[k] > 0 {
-			open = append(open, k)
-		}
-	}
-	return open
+	return pr.openNodes(free)
 }
 
 // grow applies the grow mutation to job j's row, on the open nodes where a

@@ -57,7 +57,7 @@ type problem struct {
 	mats matrices
 	// Scratch vectors of mutate and repair, which run on the search's one
 	// goroutine: a generation allocates none.
-	free, open, before, owner, perm, count []int
+	free, open, owner, perm, count []int
 	// spans and sums count each row's nodes and GPUs during repair; nz
 	// lists the rows' nonzero cells, row j's ending at nzEnd[j].
 	spans, sums, nz, nzEnd []int
@@ -152,7 +152,7 @@ func (pr *problem) scratch(jobs int) {
 	for k, node := range pr.nodes {
 		pr.gpus[k] = node.GPUs
 	}
-	for _, v := range []*[]int{&pr.free, &pr.open, &pr.before, &pr.owner, &pr.perm} {
+	for _, v := range []*[]int{&pr.free, &pr.open, &pr.owner, &pr.perm} {
 		*v = make([]int, n)
 	}
 	pr.count = make([]int, pr.types)
