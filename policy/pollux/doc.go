@@ -42,6 +42,25 @@
 // restarted, which the binder sees as a Migrate (same GPU count elsewhere)
 // or Resize change, and which the restart factor r_j prices.
 //
+// # Speed
+//
+// A round costs population × generations children, each mutated, repaired
+// and evaluated; the work per child is kept small without changing a
+// decision (the same seed, snapshot and State give the same decision as a
+// plain implementation of the search):
+//
+//   - A job's term of the fitness depends only on its GPU count, whether
+//     it spans one node or several (the only distinction the goodput model
+//     makes) and whether it restarts, so each job memoizes its terms.
+//   - Clones share their matrix until one changes it, and the matrices a
+//     generation leaves behind are reused: a search allocates about two
+//     populations' worth, not a matrix per child.
+//   - Repair scans each row once, listing its nonzero cells for the later
+//     steps, and records the GPUs used per node and the fitness, which the
+//     next mutation and Evaluate read instead of recounting; the grow
+//     mutation visits only nodes with GPUs free; scratch vectors are
+//     reused.
+//
 // # Jobs left out, and jobs without Elastic facts
 //
 // Every policy of the package screens the snapshot with policy.Screen: a job
