@@ -461,14 +461,3 @@ func firstUsed(row []int) int {
 	}
 	return 0
 }
-
-// spans returns the number of nodes a row uses.
-func spans(row []int) int {
-	n := 0
-	for _, r := range row {
-		if r > 0 {
-			n++
-		}
-	}
-	return n
-}

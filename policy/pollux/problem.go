@@ -52,7 +52,7 @@ type problem struct {
 	types int
 	p     float64
 	avoid bool
-	// gpus is each node's GPU count.
+	// gpus is each node's GPU count; mats holds the genomes' matrices.
 	gpus []int
 	mats matrices
 	// Scratch vectors of mutate and repair, which run on the search's one
