@@ -134,6 +134,7 @@ type Program struct {
 	rows     []place // what each row of prob is (see Remember)
 	warm     *Warm
 	ids      []string
+	partners [][]int // partners[j] are the pairs job j belongs to
 }
 
 // Pair declares two jobs, by index, that may share GPUs (space sharing):
@@ -162,7 +163,7 @@ func NewProgram(c Cluster, gpus []int, tput [][]float64, pairs ...Pair) *Program
 		capacity[k] = float64(c.GPUs(t))
 	}
 	p := &Program{types: types, capacity: capacity, gpus: gpus, tput: tput, x: make([][]int, len(gpus)),
-		pairs: pairs, px: make([][]int, len(pairs))}
+		pairs: pairs, px: make([][]int, len(pairs)), partners: make([][]int, len(gpus))}
 	n, nk := len(gpus), len(types)
 	p.prob.Grow(n*nk+1, n+nk+n, 3*n*nk+n)
 	for j := range gpus {
@@ -177,7 +178,7 @@ func NewProgram(c Cluster, gpus []int, tput [][]float64, pairs ...Pair) *Program
 			}
 		}
 	}
-	partners := make([][]int, n) // pairs each job belongs to
+	partners := p.partners
 	for c, pr := range pairs {
 		if gpus[pr.A] != gpus[pr.B] || pr.A == pr.B || len(pr.ThroughputA) != nk || len(pr.ThroughputB) != nk {
 			panic("allocation: NewProgram: a pair needs two distinct jobs of equal GPU counts and a throughput per type")
@@ -263,14 +264,11 @@ func (p *Program) Linear(j int, coef []float64) Expr {
 // y_j = Σ_k T_jk X_jk + Σ_{pairs c ∋ j} Σ_k T^c_jk P_ck.
 func (p *Program) Throughput(j int) Expr {
 	e := p.Linear(j, p.tput[j])
-	for c, pr := range p.pairs {
+	for _, c := range p.partners[j] {
+		pr := p.pairs[c]
 		t := pr.ThroughputA
-		switch j {
-		case pr.A:
-		case pr.B:
+		if j == pr.B {
 			t = pr.ThroughputB
-		default:
-			continue
 		}
 		for k, v := range p.px[c] {
 			if v >= 0 {
@@ -491,11 +489,7 @@ func (p *Program) matrix(sol []float64) (x, pairs [][]float64) {
 		return out
 	}
 	x, pairs = extract(p.x), extract(p.px)
-	partners := make([][]int, len(x))
-	for c, pr := range p.pairs {
-		partners[pr.A] = append(partners[pr.A], c)
-		partners[pr.B] = append(partners[pr.B], c)
-	}
+	partners := p.partners
 	busy := func(j int) float64 {
 		var b float64
 		for _, v := range x[j] {
