@@ -135,6 +135,9 @@ type Program struct {
 	warm     *Warm
 	ids      []string
 	partners [][]int // partners[j] are the pairs job j belongs to
+	// everyPair solves with every pair column from the start instead of
+	// by column generation: the reference the tests compare against.
+	everyPair bool
 }
 
 // Pair declares two jobs, by index, that may share GPUs (space sharing):
@@ -387,8 +390,7 @@ func (p *Program) optimize(ctx context.Context, sense lp.Sense, e Expr) (*Result
 		stage = "maximize"
 	}
 	lay := p.layout(prob, nil)
-	p.start(prob, stage, lay)
-	sol, err := eng.Solve(ctx, prob)
+	sol, _, err := p.solve(ctx, eng, prob, p.start(stage, lay), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -426,8 +428,7 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 		prob.AddRow(-e.constant, lp.Inf, row...)
 	}
 	lay := p.layout(prob, p.exprPlaces(exprs))
-	p.start(prob, "max-min", lay)
-	sol, err := eng.Solve(ctx, prob)
+	sol, used, err := p.solve(ctx, eng, prob, p.start("max-min", lay), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -453,9 +454,9 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 		_, _, c := prob.Var(tm.Var)
 		prob.SetObjective(tm.Var, c+tm.Coef)
 	}
-	prob.Start(nil) // stage one's start; a stage-one basis makes a slow start here
-	p.start(prob, "tie-break", lay)
-	sol2, err := eng.Solve(ctx, prob)
+	// Not stage one's basis, which makes a slow start here; but its pair
+	// columns, which hold t at t*.
+	sol2, _, err := p.solve(ctx, eng, prob, p.start("tie-break", lay), used)
 	switch {
 	case err == nil:
 		p.keep("tie-break", lay, sol2.Basis)

@@ -99,16 +99,17 @@ func (p *Program) layout(prob *lp.Problem, extra []place) *layout {
 	return &layout{vars, rows}
 }
 
-// start gives prob, laid out as l, the basis remembered for stage, if any.
-func (p *Program) start(prob *lp.Problem, stage string, l *layout) {
+// start returns the basis remembered for stage, if any, for a problem
+// laid out as l.
+func (p *Program) start(stage string, l *layout) *lp.Basis {
 	if l == nil {
-		return
+		return nil
 	}
 	p.warm.mu.Lock()
 	r := p.warm.stages[stage]
 	p.warm.mu.Unlock()
 	if r == nil {
-		return
+		return nil
 	}
 	prev := make([]int, len(p.ids)) // each job's index in r, or -1
 	for j, id := range p.ids {
@@ -152,7 +153,7 @@ func (p *Program) start(prob *lp.Problem, stage string, l *layout) {
 	for i, pl := range l.rows {
 		b.Rows[i] = look(pl, lp.Basic)
 	}
-	prob.Start(b)
+	return b
 }
 
 // keep remembers the basis a solve of stage, laid out as l, ended with.
