@@ -175,7 +175,12 @@ func (p *Program) keep(stage string, l *layout, b *lp.Basis) {
 	put := func(pl place, st lp.BasisStatus) {
 		switch pl.kind {
 		case 0:
-			r.other[pl.s] = st
+			// A pair's share at zero is what start assumes of one not
+			// recorded: most of them, hundreds of thousands at a thousand
+			// jobs, stay out of the map.
+			if pl.s.kind != slotPair || st != lp.AtLower {
+				r.other[pl.s] = st
+			}
 		case slotX:
 			r.x[pl.j*nk+pl.k] = st
 		case slotTime:
