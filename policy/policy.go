@@ -73,6 +73,26 @@ type Stateful interface {
 	RestoreState(json.RawMessage) error
 }
 
+// Warmer is a Policy that can start each call's solve where its last call
+// ended (a solver's bases): much faster when the jobs change little between
+// calls, with decisions equal to a cold start's only within the solver's
+// tolerance, not bit for bit. The warm state is not part of a Stateful
+// policy's state, so a restored policy starts cold: a scheduler that must
+// decide after a restart exactly as before leaves it off, which is the
+// default. A simulation, which calls one policy from start to end, turns
+// it on.
+type Warmer interface {
+	Policy
+	SetWarm(on bool)
+}
+
+// SetWarm turns warm starts on or off in p if it is a Warmer.
+func SetWarm(p Policy, on bool) {
+	if w, ok := p.(Warmer); ok {
+		w.SetWarm(on)
+	}
+}
+
 // SaveState marshals a policy's state value, for implementations of
 // Stateful.SaveState.
 func SaveState(v any) (json.RawMessage, error) {

@@ -193,6 +193,9 @@ func (r *Rounds) shorten(st RoundsState, now float64) (placement.Ledger, error) 
 	return l, nil
 }
 
+// SetWarm implements Warmer for a Shares policy that is one.
+func (r *Rounds) SetWarm(on bool) { SetWarm(r.Shares, on) }
+
 // SaveState returns the ledger, the last shares and the state of Shares.
 func (r *Rounds) SaveState() (json.RawMessage, error) { return SaveState(r.state) }
 

@@ -73,6 +73,7 @@ type workloadFlags struct {
 	out         string
 	progress    bool
 	events      bool
+	cold        bool
 	// seeds and rateList are compare's (registerSweep); rates is the
 	// --rates list, or --rate alone.
 	seeds    int
@@ -102,6 +103,7 @@ func (w *workloadFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&w.out, "out", "", "directory to write the results to")
 	fs.BoolVar(&w.progress, "progress", false, "show a progress bar on standard error even if it is not a terminal")
 	fs.BoolVar(&w.events, "events", false, "event-driven: call the policy at every arrival, completion and wake-up, not only at round boundaries")
+	fs.BoolVar(&w.cold, "cold", false, "solve every policy call's LPs from scratch, not from the last call's bases: slower, and\nresults that do not depend on the calls before (warm ones equal them within the solver's tolerance)")
 }
 
 // registerSweep registers compare's flags that vary a generated workload.
@@ -195,9 +197,14 @@ func (s *setup) defaults() defaults {
 }
 
 // policy returns a new instance of the policy named, configured by config
-// or, if that is empty, as the workload's own simulator ran it.
+// or, if that is empty, as the workload's own simulator ran it. A run calls
+// one policy from start to end, so its solves start warm unless --cold.
 func (s *setup) policy(name, config string) (policy.Policy, error) {
-	return policy.New(name, []byte(cmp.Or(config, s.defaults().configs[name])))
+	p, err := policy.New(name, []byte(cmp.Or(config, s.defaults().configs[name])))
+	if err == nil {
+		policy.SetWarm(p, !s.flags.cold)
+	}
+	return p, err
 }
 
 // build checks the flags and builds the setup with its first workload.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dlsched/dlsched/allocation"
@@ -121,5 +122,33 @@ func BenchmarkWarm(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// policy.SetWarm reaches every registered LP policy of the package, also
+// inside the Rounds that wraps it, and turns it off again; FIFO solves no
+// LP and has no switch.
+func TestSetWarmRegistered(t *testing.T) {
+	n := 0
+	for _, info := range policy.Registered() {
+		if !strings.HasPrefix(info.Name, "gavel.") {
+			continue
+		}
+		p, err := policy.New(info.Name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		policy.SetWarm(p, true)
+		if want := !strings.HasPrefix(info.Name, "gavel.fifo"); Warm(p) != want {
+			t.Errorf("%s: warm %v after SetWarm(true), want %v", info.Name, Warm(p), want)
+		}
+		policy.SetWarm(p, false)
+		if Warm(p) {
+			t.Errorf("%s: still warm after SetWarm(false)", info.Name)
+		}
+		n++
+	}
+	if n < 15 {
+		t.Errorf("%d gavel policies registered, want all of them", n)
 	}
 }
