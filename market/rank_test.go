@@ -43,7 +43,8 @@ func TestPackKeepsCounts(t *testing.T) {
 			order[i] = i
 		}
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(buyers[b].Budget, buyers[a].Budget) })
-		_, first := v.place(buyers, counts, order, v.capacity(), mostFree)
+		var pk picker
+		_, first := v.place(buyers, counts, order, v.capacity(), pk.mostFree)
 		plan := Plan{Counts: slices.Clone(counts)}
 		if err := v.pack(context.Background(), buyers, &plan); err != nil {
 			t.Fatal(err)
@@ -61,6 +62,29 @@ func TestPackKeepsCounts(t *testing.T) {
 		}
 		if !slices.Equal(got, first) || !slices.Equal(plan.Counts, first) {
 			t.Fatalf("%+v %v: rounds per buyer %v, counts %v; the first packing gave %v", v, buyers, got, plan.Counts, first)
+		}
+	}
+}
+
+// mostFree orders rounds as a stable sort by free GPUs, most first, does:
+// on random counts, including ties, zeros, negatives and counts too
+// spread for its buckets.
+func TestMostFreeSorts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	for trial := range 500 {
+		free := make([]int, rng.IntN(40))
+		top := []int{1, 4, 16, 1000}[trial%4]
+		for i := range free {
+			free[i] = rng.IntN(top + 1)
+			if trial%7 == 0 && rng.IntN(5) == 0 {
+				free[i] = -free[i]
+			}
+		}
+		var pk picker
+		want := slices.Clone(pk.earliest(free))
+		slices.SortStableFunc(want, func(a, b int) int { return cmp.Compare(free[b], free[a]) })
+		if got := pk.mostFree(free); !slices.Equal(got, want) {
+			t.Fatalf("free %v: order %v, want %v", free, got, want)
 		}
 	}
 }

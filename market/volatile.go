@@ -368,7 +368,8 @@ func (v Volatile) pack(ctx context.Context, buyers []Buyer, plan *Plan) error {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(buyers[b].Budget, buyers[a].Budget) })
-	schedule, got := v.place(buyers, plan.Counts, order, v.capacity(), mostFree)
+	var pk picker
+	schedule, got := v.place(buyers, plan.Counts, order, v.capacity(), pk.mostFree)
 	for i, b := range buyers {
 		if got[i] < b.Min {
 			return fmt.Errorf("%w: buyer %d fits in %d rounds, fewer than its %d", ErrInfeasible, i, got[i], b.Min)
@@ -400,6 +401,7 @@ func (v Volatile) rank(ctx context.Context, buyers []Buyer, counts, order []int)
 	free := v.capacity()
 	schedule := make([][]int, v.Rounds)
 	placed := make([]bool, len(buyers))
+	var pk picker
 	for _, i := range order {
 		if err := ctx.Err(); err != nil {
 			return nil, false, fmt.Errorf("market: %w", err)
@@ -407,7 +409,7 @@ func (v Volatile) rank(ctx context.Context, buyers []Buyer, counts, order []int)
 		placed[i] = true
 		rest := slices.DeleteFunc(slices.Clone(order), func(k int) bool { return placed[k] })
 		ok := false
-		for _, pick := range []func([]int) []int{earliest, mostFree} {
+		for _, pick := range []func([]int) []int{pk.earliest, pk.mostFree} {
 			one, got := v.place(buyers, counts, []int{i}, free, pick)
 			after := slices.Clone(free)
 			for t, run := range one {
@@ -415,7 +417,7 @@ func (v Volatile) rank(ctx context.Context, buyers []Buyer, counts, order []int)
 					after[t] -= buyers[i].Width
 				}
 			}
-			if _, left := v.place(buyers, counts, rest, after, mostFree); got[i] == counts[i] && fitsAll(left, counts, rest) {
+			if _, left := v.place(buyers, counts, rest, after, pk.mostFree); got[i] == counts[i] && fitsAll(left, counts, rest) {
 				for t, run := range one {
 					schedule[t] = append(schedule[t], run...)
 				}
@@ -449,21 +451,46 @@ func (v Volatile) capacity() []int {
 	return free
 }
 
+// picker orders rounds for place, into memory it reuses: place walks one
+// order to its end before it asks for the next, and rank asks O(J²) times.
+type picker struct{ rounds, start []int }
+
 // earliest tries rounds in time order.
-func earliest(free []int) []int {
-	rounds := make([]int, len(free))
-	for t := range rounds {
-		rounds[t] = t
+func (p *picker) earliest(free []int) []int {
+	p.rounds = p.rounds[:0]
+	for t := range free {
+		p.rounds = append(p.rounds, t)
 	}
-	return rounds
+	return p.rounds
 }
 
 // mostFree tries rounds with the most free GPUs first, earliest first
-// among equals.
-func mostFree(free []int) []int {
-	rounds := earliest(free)
-	slices.SortStableFunc(rounds, func(a, b int) int { return cmp.Compare(free[b], free[a]) })
-	return rounds
+// among equals. Free counts are small integers, so a counting sort orders
+// the rounds in O(T + most free): rank calls it O(J²) times, where a
+// comparison sort made it most of a Shockwave decision.
+func (p *picker) mostFree(free []int) []int {
+	if len(free) == 0 {
+		return nil
+	}
+	top := slices.Max(free)
+	if slices.Min(free) < 0 || top > 4*len(free)+64 {
+		rounds := p.earliest(free) // counts too spread for buckets
+		slices.SortStableFunc(rounds, func(a, b int) int { return cmp.Compare(free[b], free[a]) })
+		return rounds
+	}
+	p.start = append(p.start[:0], make([]int, top+2)...) // start[top-f]: where rounds with f free begin
+	for _, f := range free {
+		p.start[top-f+1]++
+	}
+	for i := 1; i < len(p.start); i++ {
+		p.start[i] += p.start[i-1]
+	}
+	p.rounds = append(p.rounds[:0], free...)
+	for t, f := range free {
+		p.rounds[p.start[top-f]] = t
+		p.start[top-f]++
+	}
+	return p.rounds
 }
 
 // place gives the buyers, in order, up to their counts of rounds with room
