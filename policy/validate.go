@@ -487,11 +487,13 @@ func (a *Adaptive) validate() error {
 		if a.Regimes[i] < 1 || (i > 0 && a.Regimes[i] <= a.Regimes[i-1]) {
 			return bad("adaptive.regimes", "batch sizes must be positive and strictly ascending: %v", a.Regimes)
 		}
-		field := fmt.Sprintf("adaptive.epoch_seconds[%d]", i)
-		if x := a.EpochSeconds[i]; x == 0 {
-			return bad(field, "0 is not a finite positive number")
-		} else if err := rate(field, x); err != nil {
-			return err
+		if x := a.EpochSeconds[i]; !(x >= MinPositive && x <= MaxMagnitude) { // named only when wrong: Screen checks every job every call
+			field := fmt.Sprintf("adaptive.epoch_seconds[%d]", i)
+			if x == 0 {
+				return bad(field, "0 is not a finite positive number")
+			} else if err := rate(field, x); err != nil {
+				return err
+			}
 		}
 		if a.History != nil {
 			if a.History[i] < 0 {
