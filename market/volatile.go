@@ -478,7 +478,8 @@ func (p *picker) mostFree(free []int) []int {
 		slices.SortStableFunc(rounds, func(a, b int) int { return cmp.Compare(free[b], free[a]) })
 		return rounds
 	}
-	p.start = append(p.start[:0], make([]int, top+2)...) // start[top-f]: where rounds with f free begin
+	p.start = slices.Grow(p.start[:0], top+2)[:top+2] // start[top-f]: where rounds with f free begin
+	clear(p.start)
 	for _, f := range free {
 		p.start[top-f+1]++
 	}
