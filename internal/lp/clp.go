@@ -239,11 +239,15 @@ func (m clpModel) basis() *Basis {
 }
 
 // clpSliceWork is the work of one slice of a solve: its iterations times
-// the problem's rows, columns and nonzeros. It is set so that a slice of
-// this project's max-min LPs takes about 20 ms here, at 512 to 8192 jobs:
-// cancellation is noticed within about that long (TestCLPCancel, on 4096
-// jobs, measures it).
-const clpSliceWork = 7e6
+// the problem's rows, columns and nonzeros. Each slice restarts CLP, which
+// then scales and factorizes again and forgets its pivoting weights, so
+// slices should be few; each must still be short enough for cancellation to
+// be noticed well within 100 ms (TestCLPCancel, on 4096 jobs, measures it).
+// At this size a slice of gavel.las's LPs takes about 10 ms here, up to
+// about 75 ms on gavel.ftf's slower iterations; at a quarter of it,
+// gavel.las on 2048 jobs took 80 ms instead of 55 (9 restarts per stage
+// instead of 2).
+const clpSliceWork = 2.8e7
 
 // sliceIterations returns the iterations of one slice of m's solve.
 func (m clpModel) sliceIterations() int {
