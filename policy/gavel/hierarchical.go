@@ -97,33 +97,51 @@ func (p *Hierarchical) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 	if err != nil || len(jobs) == 0 {
 		return empty(p.Name(), out, err)
 	}
-	n := len(jobs)
-	level := make([]float64, n)
-	frozen := make([]bool, n)
-	warm := chainBases(p.Warm, &p.bases)
+	prog, ids, z := normalized(s.Cluster, jobs, p.Agnostic, p.Solver, chainBases(p.Warm, &p.bases))
+	first, x, err := p.raise(ctx, prog, jobs, z)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Name(), err)
+	}
+	// Pin the allocation: the most GPU-weighted normalized throughput at the
+	// frozen levels, which raise left in prog as constraints.
+	sum := make([]allocation.Expr, len(jobs))
+	for j := range jobs {
+		sum[j] = z[j].Scale(float64(jobs[j].GPUs))
+	}
+	if res, err := prog.Maximize(ctx, allocation.Sum(sum...)); err == nil {
+		x = res
+	} else if ctx.Err() != nil {
+		return nil, fmt.Errorf("%s: %w", p.Name(), err)
+	}
+	return &policy.Decision{Policy: p.Name(), Objective: first, Allocation: prog.Allocation(ids, x), Unscheduled: out}, nil
+}
+
+// raise lifts the jobs' normalized throughputs z round by round, each
+// round raising the open jobs in proportion to this round's weights, and
+// returns the first round's lift and the last round's allocation. A job frozen at level L_j gets the row z_j ≥ L_j in
+// prog, once: levels change only while a job is open, and a job stays open
+// from the round its weight turns positive until it freezes (a FIFO
+// tenant's oldest job keeps being its oldest), so a job that is neither
+// open nor frozen is still at level 0, which needs no row.
+func (p *Hierarchical) raise(ctx context.Context, prog *allocation.Program, jobs []*policy.Job, z []allocation.Expr) (float64, *allocation.Result, error) {
+	level := make([]float64, len(jobs))
+	frozen := make([]bool, len(jobs))
 	var first float64
 	var x *allocation.Result
 	for round := 0; slices.Contains(frozen, false); round++ {
 		w := p.weights(jobs, frozen)
-		prog, _, z := normalized(s.Cluster, jobs, p.Agnostic, p.Solver, warm)
 		var open []int
 		var exprs []allocation.Expr
 		for j := range jobs {
-			switch {
-			case frozen[j]:
-				prog.Constrain(z[j], level[j]-1e-9*level[j], math.Inf(1))
-			case w[j] > 0:
+			if !frozen[j] && w[j] > 0 {
 				// (s_j/w_j)(z_j − L_j), as an expression with a constant.
-				scale := float64(jobs[j].GPUs) / w[j]
 				open = append(open, j)
-				exprs = append(exprs, z[j].Plus(allocation.Constant(-level[j])).Scale(scale))
-			default:
-				prog.Constrain(z[j], level[j]-1e-9*level[j], math.Inf(1))
+				exprs = append(exprs, z[j].Plus(allocation.Constant(-level[j])).Scale(float64(jobs[j].GPUs)/w[j]))
 			}
 		}
 		res, err := prog.MaximizeMin(ctx, exprs, allocation.Expr{})
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p.Name(), err)
+			return 0, nil, err
 		}
 		c := max(res.Objective, 0)
 		if round == 0 {
@@ -134,24 +152,12 @@ func (p *Hierarchical) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 			level[j] += c * w[j] / float64(jobs[j].GPUs)
 			if res.Bottleneck[i] || !stuck { // see fill
 				frozen[j] = true
+				prog.Constrain(z[j], level[j]-1e-9*level[j], math.Inf(1))
 			}
 		}
 		x = res
 	}
-	// Pin the allocation: the most GPU-weighted normalized throughput at the
-	// frozen levels.
-	prog, ids, z := normalized(s.Cluster, jobs, p.Agnostic, p.Solver, warm)
-	sum := make([]allocation.Expr, n)
-	for j := range jobs {
-		prog.Constrain(z[j], level[j]-1e-9*level[j], math.Inf(1))
-		sum[j] = z[j].Scale(float64(jobs[j].GPUs))
-	}
-	if res, err := prog.Maximize(ctx, allocation.Sum(sum...)); err == nil {
-		x = res
-	} else if ctx.Err() != nil {
-		return nil, fmt.Errorf("%s: %w", p.Name(), err)
-	}
-	return &policy.Decision{Policy: p.Name(), Objective: first, Allocation: prog.Allocation(ids, x), Unscheduled: out}, nil
+	return first, x, nil
 }
 
 // weights returns this round's w_j for the unfrozen jobs (0 for frozen ones).
