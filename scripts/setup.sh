@@ -3,8 +3,9 @@
 # COIN-OR CLP library and pkg-config (Debian/Ubuntu). With the argument
 # "browser" it also installs Chromium, which the HTML report's test renders
 # the report in, and with "python" Python 3, which runs the decision
-# service's example client in its test. Does nothing for what is already
-# present. The default build, without the tag, needs none of it.
+# service's example client in its test, and with "c++" a C++ compiler, which
+# the code the performance issue was filed at needs (scripts/bench.sh builds
+# it to compare with). Does nothing for what is already present. The default build, without the tag, needs none of it.
 set -euo pipefail
 
 need=()
@@ -15,7 +16,8 @@ for arg in "$@"; do
   case "$arg" in
     browser) command -v chromium >/dev/null || need+=(chromium) ;;
     python) command -v python3 >/dev/null || need+=(python3) ;;
-    *) echo "setup: unknown argument $arg (want browser or python)" >&2; exit 2 ;;
+    c++) command -v g++ >/dev/null || need+=(g++) ;;
+    *) echo "setup: unknown argument $arg (want browser, python or c++)" >&2; exit 2 ;;
   esac
 done
 if [ ${#need[@]} -eq 0 ]; then
