@@ -121,7 +121,24 @@ func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (
 		return empty(p.Name(), out, nil)
 	}
 
-	// The jobs still running, with t_j, R_j and D_j.
+	active := p.running(s, jobs, iso)
+	d := &policy.Decision{Policy: p.Name(), Unscheduled: out, Warnings: warnings}
+	if len(active) == 0 {
+		d.Allocation = prog.Allocation(ids, &allocation.Result{X: zeros(len(ids), len(tput[0]))})
+		return d, nil
+	}
+	f := newFTFSearch(ctx, prog, active)
+	best, err := f.run(iso, isoX)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Name(), err)
+	}
+	d.Objective = f.ratio(best)
+	d.Allocation = prog.Allocation(ids, best)
+	return d, nil
+}
+
+// running returns the jobs with steps left, with t_j, R_j and D_j.
+func (p *FinishTimeFairness) running(s *policy.Snapshot, jobs []*policy.Job, iso []float64) []ftfJob {
 	var active []ftfJob
 	for j, job := range jobs {
 		r := job.StepsTotal - job.StepsDone
@@ -131,60 +148,62 @@ func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (
 		age := (s.Now - job.Arrival).Seconds()
 		active = append(active, ftfJob{j: j, age: age, remaining: r, isolated: p.State.Jobs[job.ID].Seconds + r/iso[j]})
 	}
-	d := &policy.Decision{Policy: p.Name(), Unscheduled: out, Warnings: warnings}
-	if len(active) == 0 {
-		d.Allocation = prog.Allocation(ids, &allocation.Result{X: zeros(len(ids), len(tput[0]))})
-		return d, nil
-	}
+	return active
+}
 
-	// ρ > t_j/D_j for every job; the isolated allocation achieves
-	// max_j (t_j + R_j/T^iso_j)/D_j.
-	var lo, hi float64
-	for _, a := range active {
-		lo = max(lo, a.age/a.isolated)
-		hi = max(hi, (a.age+a.remaining/iso[a.j])/a.isolated)
-	}
-	y := make([]allocation.Expr, len(jobs))
+// ftfSearch looks for ρ* = min_X max_j ρ_j(X) over one decision's program.
+type ftfSearch struct {
+	ctx    context.Context
+	prog   *allocation.Program
+	active []ftfJob
+	y      []allocation.Expr // the active jobs' throughputs, by program index
+}
+
+func newFTFSearch(ctx context.Context, prog *allocation.Program, active []ftfJob) *ftfSearch {
+	y := make([]allocation.Expr, prog.NumJobs())
 	for _, a := range active {
 		y[a.j] = prog.Throughput(a.j)
 	}
-	ratio := func(r *allocation.Result) float64 { return maxRatio(prog, active, y, r) }
-	// slack solves max u s.t. y_j·(ρD_j − t_j)/R_j ≥ u for all j: u ≥ 1
-	// exactly when some allocation meets ρ. It returns nil if some job
-	// cannot meet ρ at any throughput (ρD_j ≤ t_j).
-	slack := func(rho float64, tieBreak bool) (*allocation.Result, error) {
-		terms := make([]allocation.Expr, len(active))
-		for i, a := range active {
-			s := rho*a.isolated - a.age // y_j ≥ R_j/s ⇔ y_j·s/R_j ≥ 1
-			if s <= 0 {
-				return nil, nil
-			}
-			terms[i] = y[a.j].Scale(s / a.remaining)
-		}
-		var tb allocation.Expr
-		if tieBreak {
-			tb = allocation.Sum(terms...)
-		}
-		return prog.MaximizeMin(ctx, terms, tb)
-	}
-	// solve returns an allocation meeting ρ, or nil if the LP finds none.
-	solve := func(rho float64, tieBreak bool) (*allocation.Result, error) {
-		res, err := slack(rho, tieBreak)
-		if err != nil || res == nil || res.Objective < 1-1e-9 {
-			return nil, err
-		}
-		return res, nil
+	return &ftfSearch{ctx: ctx, prog: prog, active: active, y: y}
+}
+
+// run returns an allocation at ρ*: the isolated allocation bounds it from
+// above, and ρ > t_j/D_j for every job from below. The descent, then
+// bisection, close the bounds; the allocation at the final ρ is then pinned
+// canonically, or, if the LP's tolerance makes that solve miss, the best
+// allocation the search found is kept.
+func (f *ftfSearch) run(iso []float64, isoX [][]float64) (*allocation.Result, error) {
+	var lo, hi float64
+	for _, a := range f.active {
+		lo = max(lo, a.age/a.isolated)
+		hi = max(hi, (a.age+a.remaining/iso[a.j])/a.isolated)
 	}
 	best := &allocation.Result{X: isoX} // the isolated allocation meets hi
-	// Descend first: at ρ = hi the LP's allocation meets every job with
-	// room u to spare; when u > 1 its own ρ is strictly below hi and
-	// becomes the new hi, and at ρ* the room is exactly 1. This reaches ρ*
-	// in a few LPs on typical instances, where bisection needs about
-	// thirty; bisection finishes whatever the descent leaves.
+	lo, hi, best, err := f.descend(lo, hi, best)
+	if err != nil {
+		return nil, err
+	}
+	hi, best, err = f.bisect(lo, hi, best)
+	if err != nil {
+		return nil, err
+	}
+	if x, err := f.meet(hi*(1+1e-9), true); err != nil {
+		return nil, err
+	} else if x != nil {
+		best = x
+	}
+	return best, nil
+}
+
+// descend starts at ρ = hi: the LP's allocation there meets every job with
+// room u to spare; when u > 1 its own ρ is strictly below hi and becomes
+// the new hi, and at ρ* the room is exactly 1. This reaches ρ* in a few LPs
+// on typical instances, where bisection needs about thirty.
+func (f *ftfSearch) descend(lo, hi float64, best *allocation.Result) (float64, float64, *allocation.Result, error) {
 	for range 20 {
-		res, err := slack(hi, false)
+		res, err := f.slack(hi, false)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p.Name(), err)
+			return 0, 0, nil, err
 		}
 		if res == nil || res.Objective <= 1+1e-9 {
 			if res != nil && res.Objective >= 1-1e-9 {
@@ -192,52 +211,76 @@ func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (
 			}
 			break
 		}
-		r := ratio(res)
+		r := f.ratio(res)
 		if r >= hi {
 			break
 		}
 		best, hi = res, r
 	}
+	return lo, hi, best, nil
+}
+
+// bisect closes whatever gap the descent left, until the bounds agree to
+// 1e-9 relative; each feasible solution also tightens hi to its own ρ.
+func (f *ftfSearch) bisect(lo, hi float64, best *allocation.Result) (float64, *allocation.Result, error) {
 	for range 100 {
 		if hi-lo <= 1e-9*hi {
 			break
 		}
 		mid := (lo + hi) / 2
-		x, err := solve(mid, false)
+		x, err := f.meet(mid, false)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p.Name(), err)
+			return 0, nil, err
 		}
 		if x == nil {
 			lo = mid
 			continue
 		}
-		// The solution may do better than mid: its own ρ bounds ρ*.
-		best, hi = x, min(mid, ratio(x))
+		best, hi = x, min(mid, f.ratio(x))
 	}
-	// Pin the allocation at ρ* canonically; if the LP's tolerance makes that
-	// solve miss, keep the best allocation the search found.
-	if x, err := solve(hi*(1+1e-9), true); err != nil {
-		return nil, fmt.Errorf("%s: %w", p.Name(), err)
-	} else if x != nil {
-		best = x
+	return hi, best, nil
+}
+
+// slack solves max u s.t. y_j·(ρD_j − t_j)/R_j ≥ u for all j: u ≥ 1
+// exactly when some allocation meets ρ. It returns nil if some job cannot
+// meet ρ at any throughput (ρD_j ≤ t_j).
+func (f *ftfSearch) slack(rho float64, tieBreak bool) (*allocation.Result, error) {
+	terms := make([]allocation.Expr, len(f.active))
+	for i, a := range f.active {
+		s := rho*a.isolated - a.age // y_j ≥ R_j/s ⇔ y_j·s/R_j ≥ 1
+		if s <= 0 {
+			return nil, nil
+		}
+		terms[i] = f.y[a.j].Scale(s / a.remaining)
 	}
-	d.Objective = ratio(best)
-	d.Allocation = prog.Allocation(ids, best)
-	return d, nil
+	var tb allocation.Expr
+	if tieBreak {
+		tb = allocation.Sum(terms...)
+	}
+	return f.prog.MaximizeMin(f.ctx, terms, tb)
+}
+
+// meet returns an allocation meeting ρ, or nil if the LP finds none.
+func (f *ftfSearch) meet(rho float64, tieBreak bool) (*allocation.Result, error) {
+	res, err := f.slack(rho, tieBreak)
+	if err != nil || res == nil || res.Objective < 1-1e-9 {
+		return nil, err
+	}
+	return res, nil
+}
+
+// ratio returns max_j ρ_j of result r.
+func (f *ftfSearch) ratio(r *allocation.Result) float64 {
+	var worst float64
+	for _, a := range f.active {
+		worst = max(worst, (a.age+a.remaining/f.prog.Eval(f.y[a.j], r))/a.isolated)
+	}
+	return worst
 }
 
 type ftfJob struct {
 	j                        int // index in the program
 	age, remaining, isolated float64
-}
-
-// maxRatio returns max_j ρ_j of result r, y holding the jobs' throughputs.
-func maxRatio(prog *allocation.Program, active []ftfJob, y []allocation.Expr, r *allocation.Result) float64 {
-	var worst float64
-	for _, a := range active {
-		worst = max(worst, (a.age+a.remaining/prog.Eval(y[a.j], r))/a.isolated)
-	}
-	return worst
 }
 
 // isolated returns the isolated allocation X^iso_jk = (N_k/(n·s_j)) /

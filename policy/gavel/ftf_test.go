@@ -142,13 +142,12 @@ func TestFTFRandom(t *testing.T) {
 			prog, _, tput := newProgram(s.Cluster, sortedJobs(s.Jobs), solver, nil, func(j *policy.Job, a allocation.Accelerator) float64 { return j.Throughput[a] })
 			iso, isoX := isolated(s.Cluster, prog, tput)
 			var active []ftfJob
-			var y []allocation.Expr
 			for j, job := range sortedJobs(s.Jobs) {
 				r := job.StepsTotal - job.StepsDone
 				active = append(active, ftfJob{j: j, age: (s.Now - job.Arrival).Seconds(), remaining: r, isolated: r / iso[j]})
-				y = append(y, prog.Throughput(j))
 			}
-			if limit := maxRatio(prog, active, y, &allocation.Result{X: isoX}); d.Objective > limit*(1+1e-9) {
+			f := newFTFSearch(context.Background(), prog, active)
+			if limit := f.ratio(&allocation.Result{X: isoX}); d.Objective > limit*(1+1e-9) {
 				t.Errorf("instance %d %s: ρ = %v, worse than the isolated allocation's %v", i, solver, d.Objective, limit)
 			}
 			objectives = append(objectives, d.Objective)
