@@ -55,6 +55,8 @@ func (p *Program) newColumns(prob *lp.Problem, seed []bool, start *lp.Basis) *co
 	for i := range c.active {
 		c.active[i] = true
 	}
+	c.pair = make([]int, 0, len(p.px)*len(p.types))
+	c.jobs = make([][2]int, 0, cap(c.pair))
 	for pc, row := range p.px {
 		for _, v := range row {
 			if v >= 0 {
@@ -82,6 +84,15 @@ func (c *columns) restrict() (*lp.Problem, []int) {
 	index := make([]int, len(c.active))
 	var back []int
 	sub := &lp.Problem{Sense: c.prob.Sense}
+	active := 0
+	for _, in := range c.active {
+		if in {
+			active++
+		}
+	}
+	// A variable is in at most five rows (a pair's: two times, capacity,
+	// two expressions), and a max-min row also holds t.
+	sub.Grow(active, c.prob.NumRows(), 5*active+c.prob.NumRows())
 	for v, in := range c.active {
 		index[v] = -1
 		if in {

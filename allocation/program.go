@@ -168,7 +168,10 @@ func NewProgram(c Cluster, gpus []int, tput [][]float64, pairs ...Pair) *Program
 	p := &Program{types: types, capacity: capacity, gpus: gpus, tput: tput, x: make([][]int, len(gpus)),
 		pairs: pairs, px: make([][]int, len(pairs)), partners: make([][]int, len(gpus))}
 	n, nk := len(gpus), len(types)
-	p.prob.Grow(n*nk+1, n+nk+n, 3*n*nk+n)
+	// Each job or pair variable appears in at most three rows: time
+	// (two for a pair), capacity.
+	np := len(pairs)
+	p.prob.Grow(n*nk+np*nk+1, n+nk+n, 3*n*nk+n+3*np*nk)
 	for j := range gpus {
 		if len(tput[j]) != nk {
 			panic("allocation: NewProgram: throughput row length != number of accelerator types")
@@ -418,6 +421,11 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 		return nil, fmt.Errorf("%w: MaximizeMin over no expressions", ErrUnbounded)
 	}
 	prob := p.prob.Clone(1, len(exprs))
+	nnz := len(exprs) // t in every row
+	for _, e := range exprs {
+		nnz += len(e.terms)
+	}
+	prob.Grow(0, 0, nnz) // with pairs, the rows are long: growing as they come copied them over and over
 	prob.Sense = lp.Maximize
 	bounds := p.upperBounds(exprs)
 	t := prob.AddVar(-lp.Inf, slices.Min(bounds), 1)
