@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 
 	"github.com/dlsched/dlsched/allocation"
@@ -128,38 +129,65 @@ func newProgram(c allocation.Cluster, jobs []*policy.Job, solver allocation.Solv
 // pair when each lists the other in Colocated. Gavel shares GPUs only
 // between jobs of one size: two jobs of unequal GPU counts that list each
 // other do not pair, and a warning says so.
+//
+// There are O(n²) entries, so the loop is lean: partners are sorted as
+// indices, the reverse entry is looked up only once per pair, and the
+// throughputs of an entry map that several jobs share (as a simulation's
+// facts do) are read into one slice, shared read-only by its pairs.
 func pairs(c allocation.Cluster, jobs []*policy.Job) ([]allocation.Pair, []string) {
 	index := make(map[string]int, len(jobs))
+	entries := 0
 	for j, job := range jobs {
 		index[job.ID] = j
+		entries += len(job.Colocated)
 	}
-	types := c.Types()
-	var out []allocation.Pair
+	r := pairReader{types: c.Types(), rows: make(map[uintptr][]float64)}
+	out := make([]allocation.Pair, 0, entries/2)
 	var warnings []string
+	var later []int
 	for a, ja := range jobs {
-		for _, id := range slices.Sorted(maps.Keys(ja.Colocated)) {
-			b, in := index[id]
-			if !in {
-				continue // the partner is left out of the round
+		later = later[:0]
+		for id := range ja.Colocated {
+			if b, in := index[id]; in && b > a { // each pair once; a partner left out of the round does not pair
+				later = append(later, b)
 			}
+		}
+		slices.Sort(later)
+		for _, b := range later {
 			jb := jobs[b]
 			back, ok := jb.Colocated[ja.ID]
-			if b <= a || !ok {
-				continue // each pair once; one-sided data does not pair
+			if !ok {
+				continue // one-sided data does not pair
 			}
 			if ja.GPUs != jb.GPUs {
 				warnings = append(warnings, fmt.Sprintf("job %q: colocated[%s]: jobs of %d and %d GPUs cannot share GPUs; they do not pair",
-					ja.ID, id, ja.GPUs, jb.GPUs))
+					ja.ID, jb.ID, ja.GPUs, jb.GPUs))
 				continue
 			}
-			p := allocation.Pair{A: a, B: b, ThroughputA: make([]float64, len(types)), ThroughputB: make([]float64, len(types))}
-			for k, t := range types {
-				p.ThroughputA[k], p.ThroughputB[k] = ja.Colocated[id][t], back[t]
-			}
-			out = append(out, p)
+			out = append(out, allocation.Pair{A: a, B: b, ThroughputA: r.row(ja.Colocated[jb.ID]), ThroughputB: r.row(back)})
 		}
 	}
 	return out, warnings
+}
+
+// pairReader reads co-located throughput maps into slices by type, once
+// per map.
+type pairReader struct {
+	types []allocation.Accelerator
+	rows  map[uintptr][]float64
+}
+
+func (r pairReader) row(m map[allocation.Accelerator]float64) []float64 {
+	key := reflect.ValueOf(m).Pointer()
+	if x, ok := r.rows[key]; ok && key != 0 {
+		return x
+	}
+	x := make([]float64, len(r.types))
+	for k, t := range r.types {
+		x[k] = m[t]
+	}
+	r.rows[key] = x
+	return x
 }
 
 // normalized builds the allocation program of jobs on c and each job's
