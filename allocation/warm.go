@@ -33,32 +33,55 @@ type Warm struct {
 }
 
 // record is where one stage's last solve ended. What belongs to a job (its
-// X_jk, its time row, its own max-min row) is kept by job; the rest (pair
-// shares, capacity rows, added rows and variables) by slot.
+// X_jk, its time row, its own max-min row) is kept by job, a pair's shares
+// by its first job; the rest (capacity rows, added rows and variables) by
+// slot.
 type record struct {
 	types []Accelerator
 	job   map[string]int   // job ID → its index in x, time and expr
 	x     []lp.BasisStatus // job-major, len(types) per job; none where absent
 	time  []lp.BasisStatus
 	expr  []lp.BasisStatus
+	// pairs lists, by the index of a pair's job A, the shares of its pairs
+	// that are not at zero (a few, of hundreds of thousands of columns).
+	pairs [][]pairStatus
 	other map[slot]lp.BasisStatus
+}
+
+// pairStatus is a pair share's status: the pair's job B and the type, by
+// their indices in the record.
+type pairStatus struct {
+	b, k int
+	st   lp.BasisStatus
+}
+
+// pair returns the status of the share of type k of the pair of jobs a
+// and b (record indices, either order), or none.
+func (r *record) pair(a, b, k int) lp.BasisStatus {
+	for _, e := range [2][2]int{{a, b}, {b, a}} {
+		for _, s := range r.pairs[e[0]] { // most jobs have none
+			if s.b == e[1] && s.k == k {
+				return s.st
+			}
+		}
+	}
+	return none
 }
 
 // none marks a status a record does not hold.
 const none lp.BasisStatus = 0xff
 
-// slot names a variable or row that belongs to no one job.
+// slot names a variable or row that belongs to no one job or pair.
 type slot struct {
-	kind       byte   // see the kind constants
-	job, other string // a pair's job IDs
-	acc        Accelerator
-	n          int // order, for rows and variables a program or solve adds
+	kind byte // see the kind constants
+	acc  Accelerator
+	n    int // order, for rows and variables a program or solve adds
 }
 
 // Kinds of slot, and of what a variable or row of a program is.
 const (
 	slotX        = 'x' // X_jk
-	slotPair     = 'p' // P_ck: job, other, acc
+	slotPair     = 'p' // P_ck
 	slotExtra    = 'v' // a variable a solve adds (t): n
 	slotTime     = 't' // Σ_k X_jk ≤ 1
 	slotCapacity = 'c' // a type's capacity: acc
@@ -67,7 +90,8 @@ const (
 )
 
 // place is what a variable or row of a solve is: one job's (kind x, time
-// or expr, with job j and type k), or a slot.
+// or expr, with job j and type k), a pair's share (kind pair, pair j, type
+// k), or a slot.
 type place struct {
 	kind byte
 	j, k int
@@ -129,6 +153,11 @@ func (p *Program) start(stage string, l *layout) *lp.Basis {
 			if v, ok := r.other[pl.s]; ok {
 				st = v
 			}
+		} else if pl.kind == slotPair {
+			pr := p.pairs[pl.j]
+			if a, b, k := prev[pr.A], prev[pr.B], types[pl.k]; a >= 0 && b >= 0 && k >= 0 {
+				st = r.pair(a, b, k)
+			}
 		} else if i := prev[pl.j]; i >= 0 {
 			switch pl.kind {
 			case slotX:
@@ -162,7 +191,7 @@ func (p *Program) keep(stage string, l *layout, b *lp.Basis) {
 		return
 	}
 	n, nk := len(p.ids), len(p.types)
-	r := &record{types: p.types, job: make(map[string]int, n), other: make(map[slot]lp.BasisStatus),
+	r := &record{types: p.types, job: make(map[string]int, n), other: make(map[slot]lp.BasisStatus), pairs: make([][]pairStatus, n),
 		x: make([]lp.BasisStatus, n*nk), time: make([]lp.BasisStatus, n), expr: make([]lp.BasisStatus, n)}
 	for _, s := range [][]lp.BasisStatus{r.x, r.time, r.expr} {
 		for i := range s {
@@ -175,11 +204,13 @@ func (p *Program) keep(stage string, l *layout, b *lp.Basis) {
 	put := func(pl place, st lp.BasisStatus) {
 		switch pl.kind {
 		case 0:
-			// A pair's share at zero is what start assumes of one not
-			// recorded: most of them, hundreds of thousands at a thousand
-			// jobs, stay out of the map.
-			if pl.s.kind != slotPair || st != lp.AtLower {
-				r.other[pl.s] = st
+			r.other[pl.s] = st
+		case slotPair:
+			// A share at zero is what start assumes of one not recorded:
+			// most of them stay out.
+			if st != lp.AtLower {
+				pr := p.pairs[pl.j]
+				r.pairs[pr.A] = append(r.pairs[pr.A], pairStatus{b: pr.B, k: pl.k, st: st})
 			}
 		case slotX:
 			r.x[pl.j*nk+pl.k] = st
@@ -221,8 +252,7 @@ func (p *Program) places(prob *lp.Problem, rows []place) (vars, all []place) {
 	for c, row := range p.px {
 		for k, v := range row {
 			if v >= 0 {
-				pr := p.pairs[c]
-				vars[v] = place{s: slot{kind: slotPair, job: p.ids[pr.A], other: p.ids[pr.B], acc: p.types[k]}}
+				vars[v] = place{kind: slotPair, j: c, k: k}
 			}
 		}
 	}
