@@ -381,7 +381,7 @@ func (p *Program) optimize(ctx context.Context, sense lp.Sense, e Expr) (*Result
 	if err != nil {
 		return nil, err
 	}
-	prob := p.prob.Clone(0, 0)
+	prob := p.prob.Clone(0, 0, 0)
 	prob.Sense = sense
 	prob.ClearObjective()
 	for _, t := range e.terms {
@@ -420,12 +420,13 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 	if len(exprs) == 0 {
 		return nil, fmt.Errorf("%w: MaximizeMin over no expressions", ErrUnbounded)
 	}
-	prob := p.prob.Clone(1, len(exprs))
 	nnz := len(exprs) // t in every row
 	for _, e := range exprs {
 		nnz += len(e.terms)
 	}
-	prob.Grow(0, 0, nnz) // with pairs, the rows are long: growing as they come copied them over and over
+	// With pairs the rows are long: growing as they came copied them over
+	// and over.
+	prob := p.prob.Clone(1, len(exprs), nnz)
 	prob.Sense = lp.Maximize
 	bounds := p.upperBounds(exprs)
 	t := prob.AddVar(-lp.Inf, slices.Min(bounds), 1)

@@ -89,7 +89,7 @@ func TestWarmPairsByID(t *testing.T) {
 // pairStarts returns the starting status of each of p's pair shares for a
 // max-min stage, keyed by the pair's IDs in ID order and the type.
 func pairStarts(p *Program, stage string) map[[3]string]lp.BasisStatus {
-	prob := p.prob.Clone(1, 0)
+	prob := p.prob.Clone(1, 0, 0)
 	prob.AddVar(-lp.Inf, lp.Inf, 1) // t, as MaximizeMin adds it
 	exprs := make([]Expr, len(p.gpus))
 	for j := range exprs {

@@ -242,12 +242,13 @@ func (m clpModel) basis() *Basis {
 // the problem's rows, columns and nonzeros. Each slice restarts CLP, which
 // then scales and factorizes again and forgets its pivoting weights, so
 // slices should be few; each must still be short enough for cancellation to
-// be noticed well within 100 ms (TestCLPCancel, on 4096 jobs, measures it).
-// At this size a slice of gavel.las's LPs takes about 10 ms here, up to
-// about 75 ms on gavel.ftf's slower iterations; at a quarter of it,
-// gavel.las on 2048 jobs took 80 ms instead of 55 (9 restarts per stage
-// instead of 2).
-const clpSliceWork = 2.8e7
+// be noticed within about 100 ms (TestCLPCancel, on 4096 jobs, measures
+// it: about 8 ms on an idle machine, up to 55 ms with both cores busy). A
+// slice of gavel.las's LPs takes about 7 ms here; gavel.ftf's first LP,
+// whose iterations cost ten times as much, up to about 100 ms at 1024 jobs.
+// At a third of this size, gavel.las on 2048 jobs took 80 ms instead of 56
+// (nine restarts per stage instead of three).
+const clpSliceWork = 2e7
 
 // sliceIterations returns the iterations of one slice of m's solve.
 func (m clpModel) sliceIterations() int {

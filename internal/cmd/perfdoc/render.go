@@ -64,7 +64,7 @@ var targets = []target{
 	{What: "simulation (1000 jobs, gavel.las, warm as `dlsched simulate` runs it): rounds per second over the code the issue was filed at", Bench: "sim Simulation/warm=true",
 		Metric: "rounds/s", Scale: 1, Unit: "rounds/s", Goal: 3, More: true, Versus: "sim Simulation",
 		Anchor: "commit 3cd94f5's BenchmarkSimulation (2,611 rounds/s when the issue was filed), run by scripts/bench.sh just before",
-		Unrun: "not measured: scripts/bench.sh runs commit 3cd94f5's BenchmarkSimulation, which needs the repository's history"},
+		Unrun:  "not measured: scripts/bench.sh runs commit 3cd94f5's BenchmarkSimulation, which needs the repository's history"},
 	{What: "the main job (every system, mixed workload) at 2000 jobs", Bench: "cmd/dlsched MainJob/jobs=2000",
 		Metric: "ns/op", Scale: sec, Unit: "s", Goal: 180,
 		Unrun: "not measured: scripts/bench.sh runs it (DLSCHED_MAIN_JOBS); see the README"},
