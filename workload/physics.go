@@ -173,35 +173,45 @@ func (t *pairTable) pairsOf(jobs []policy.Job, group []int, i int) map[string]ma
 	if t.model[i] < 0 {
 		return nil
 	}
-	type kind struct {
-		model int
-		both  uint64 // bit n: both progress on own[i][n]
+	// The maps made so far, by partner model: usually one per model, for
+	// the set of i's types both progress on (bit n: own[i][n]).
+	type made struct {
+		both uint64
+		m    map[allocation.Accelerator]float64
 	}
-	own, seen := t.own[i], make(map[kind]map[allocation.Accelerator]float64)
+	own, seen := t.own[i], make([][]made, len(t.factor[i]))
 	var col map[string]map[allocation.Accelerator]float64
 	for _, j := range group {
 		if j == i || t.model[j] < 0 {
 			continue
 		}
 		fa, fb := t.factor[i][t.model[j]], t.factor[j][t.model[i]]
-		key := kind{model: t.model[j]}
+		var both uint64
 		for n, u := range own {
 			if t.tput[i][u]*fa > 0 && t.tput[j][u]*fb > 0 {
-				key.both |= 1 << (n % 64)
+				both |= 1 << (n % 64)
 			}
 		}
-		if key.both == 0 {
+		if both == 0 {
 			continue
 		}
-		m, ok := seen[key]
-		if !ok || len(own) > 64 { // a key holds 64 types: beyond, no sharing
+		var m map[allocation.Accelerator]float64
+		for _, e := range seen[t.model[j]] {
+			if e.both == both {
+				m = e.m
+				break
+			}
+		}
+		if m == nil {
 			m = make(map[allocation.Accelerator]float64)
 			for _, u := range own {
 				if x := t.tput[i][u] * fa; x > 0 && t.tput[j][u]*fb > 0 {
 					m[t.types[u]] = x
 				}
 			}
-			seen[key] = m
+			if len(own) <= 64 { // both holds 64 types: beyond, no sharing
+				seen[t.model[j]] = append(seen[t.model[j]], made{both, m})
+			}
 		}
 		if col == nil {
 			col = make(map[string]map[allocation.Accelerator]float64, len(group)-1)
