@@ -198,13 +198,21 @@ func (s *setup) defaults() defaults {
 
 // policy returns a new instance of the policy named, configured by config
 // or, if that is empty, as the workload's own simulator ran it. A run calls
-// one policy from start to end, so its solves start warm unless --cold.
+// one policy from start to end, so its solves start warm, unless --cold or
+// the configuration itself says "warm".
 func (s *setup) policy(name, config string) (policy.Policy, error) {
-	p, err := policy.New(name, []byte(cmp.Or(config, s.defaults().configs[name])))
-	if err == nil {
+	conf := []byte(cmp.Or(config, s.defaults().configs[name]))
+	p, err := policy.New(name, conf)
+	if err == nil && (s.flags.cold || !setsWarm(conf)) {
 		policy.SetWarm(p, !s.flags.cold)
 	}
 	return p, err
+}
+
+// setsWarm reports whether a policy configuration names "warm" itself.
+func setsWarm(conf []byte) bool {
+	var fields map[string]json.RawMessage
+	return json.Unmarshal(conf, &fields) == nil && fields["warm"] != nil
 }
 
 // build checks the flags and builds the setup with its first workload.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/policy"
+	"github.com/dlsched/dlsched/policy/gavel"
 	"github.com/dlsched/dlsched/sim"
 )
 
@@ -241,4 +244,40 @@ func withoutLatency(summary string) string {
 		}
 	}
 	return strings.Join(keep, "\n")
+}
+
+// A simulation runs its policy warm, unless --cold says otherwise or the
+// policy's own configuration sets "warm" (either way); --cold wins over
+// the configuration.
+func TestSimulateWarm(t *testing.T) {
+	for _, c := range []struct {
+		config string
+		cold   bool
+		want   bool
+	}{
+		{"", false, true},
+		{"", true, false},
+		{`{"warm":false}`, false, false},
+		{`{"warm":true}`, false, true},
+		{`{"agnostic":false}`, false, true},
+		{`{"warm":true}`, true, false},
+	} {
+		fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
+		var w workloadFlags
+		w.register(fs)
+		if err := parse(fs, []string{"--workload", "gavel", fmt.Sprintf("--cold=%v", c.cold)}); err != nil {
+			t.Fatal(err)
+		}
+		s, err := w.resolve("simulate")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.policy("gavel.las", c.config)
+		if err != nil {
+			t.Fatalf("config %q: %v", c.config, err)
+		}
+		if got := p.(*policy.Rounds).Shares.(*gavel.MaxMinFairness).Warm; got != c.want {
+			t.Errorf("config %q, cold %v: warm %v, want %v", c.config, c.cold, got, c.want)
+		}
+	}
 }
