@@ -59,103 +59,156 @@ type Priority struct {
 // non-negative Worker, and Current in whole workers; the error wraps
 // allocation.ErrInvalid and names the request and field.
 func (p Priority) Admit(c allocation.Cluster, reqs []Request) ([]Run, error) {
+	if err := checkRequests(reqs); err != nil {
+		return nil, err
+	}
+	a := &admission{reqs: reqs, g: NewGangs(c), runs: make([]*Run, len(reqs)),
+		typesOf: make([][]allocation.Accelerator, len(reqs)), failed: make(map[shape]bool)}
+	if p.HeadOfLine {
+		a.inLine()
+		return collect(a.runs), nil
+	}
+	// Choose by counts, keep the chosen running ones, place the chosen new
+	// ones, then backfill.
+	chosen := make([]bool, len(reqs))
+	typeOf := make(map[string]allocation.Accelerator, len(c.Servers))
+	a.choose(c, chosen, typeOf)
+	for i := range reqs {
+		if chosen[i] {
+			a.keep(i)
+		}
+	}
+	for i := range reqs {
+		if chosen[i] && a.runs[i] == nil {
+			a.try(i)
+		}
+	}
+	a.backfill(typeOf)
+	return collect(a.runs), nil
+}
+
+// checkRequests returns the first request that breaks Admit's rules, in
+// order, as an error wrapping allocation.ErrInvalid.
+func checkRequests(reqs []Request) error {
 	seen := make(map[string]bool, len(reqs))
 	for i, r := range reqs {
 		switch {
 		case r.ID == "":
-			return nil, fmt.Errorf("%w request %d: empty id", allocation.ErrInvalid, i)
+			return fmt.Errorf("%w request %d: empty id", allocation.ErrInvalid, i)
 		case seen[r.ID]:
-			return nil, fmt.Errorf("%w request %q: duplicate id", allocation.ErrInvalid, r.ID)
+			return fmt.Errorf("%w request %q: duplicate id", allocation.ErrInvalid, r.ID)
 		case r.GPUs < 1:
-			return nil, fmt.Errorf("%w request %q: gpus: %d is not positive", allocation.ErrInvalid, r.ID, r.GPUs)
+			return fmt.Errorf("%w request %q: gpus: %d is not positive", allocation.ErrInvalid, r.ID, r.GPUs)
 		case r.Worker < 0:
-			return nil, fmt.Errorf("%w request %q: worker: %d is negative", allocation.ErrInvalid, r.ID, r.Worker)
+			return fmt.Errorf("%w request %q: worker: %d is negative", allocation.ErrInvalid, r.ID, r.Worker)
 		case r.GPUs%r.worker() != 0:
-			return nil, fmt.Errorf("%w request %q: gpus: %d is not a multiple of worker %d", allocation.ErrInvalid, r.ID, r.GPUs, r.Worker)
+			return fmt.Errorf("%w request %q: gpus: %d is not a multiple of worker %d", allocation.ErrInvalid, r.ID, r.GPUs, r.Worker)
 		}
 		for _, a := range r.Current {
 			if a.GPUs < 1 || a.GPUs%r.worker() != 0 {
-				return nil, fmt.Errorf("%w request %q: current: %d GPUs on server %q are not whole workers of %d", allocation.ErrInvalid, r.ID, a.GPUs, a.Server, r.worker())
+				return fmt.Errorf("%w request %q: current: %d GPUs on server %q are not whole workers of %d", allocation.ErrInvalid, r.ID, a.GPUs, a.Server, r.worker())
 			}
 		}
 		seen[r.ID] = true
 	}
-	g := NewGangs(c)
-	runs := make([]*Run, len(reqs))
-	typesOf := make([][]allocation.Accelerator, len(reqs))
-	types := func(i int) []allocation.Accelerator {
-		if typesOf[i] == nil {
-			typesOf[i] = fastest(reqs[i].Throughput)
-		}
-		return typesOf[i]
-	}
-	keep := func(i int) bool {
-		r := &reqs[i]
-		if len(r.Current) == 0 {
-			return false
-		}
-		t, ok := g.Keep(r.Current, r.GPUs, func(t allocation.Accelerator) bool { return r.Throughput[t] > 0 })
-		if ok {
-			runs[i] = &Run{Job: r.ID, Accelerator: t, Assignments: sortedCopy(r.Current), Extended: true}
-		}
-		return ok
-	}
+	return nil
+}
+
+// admission is one call of Admit: the gangs of the cluster and, by
+// request, the run it got and the types it may use.
+type admission struct {
+	reqs    []Request
+	g       *Gangs
+	runs    []*Run
+	typesOf [][]allocation.Accelerator // computed on first use
 	// A gang that did not fit will not fit until something is taken:
 	// remembering that keeps a long queue behind a full cluster cheap.
-	type shape struct {
-		t            allocation.Accelerator
-		gpus, worker int
-		consolidate  bool
+	failed map[shape]bool
+}
+
+// shape is what decides whether a gang fits the free GPUs.
+type shape struct {
+	t            allocation.Accelerator
+	gpus, worker int
+	consolidate  bool
+}
+
+// types returns the types request i may use, fastest first; most requests
+// behind a full cluster never need them.
+func (a *admission) types(i int) []allocation.Accelerator {
+	if a.typesOf[i] == nil {
+		a.typesOf[i] = fastest(a.reqs[i].Throughput)
 	}
-	failed := make(map[shape]bool)
-	try := func(i int) bool {
-		r := &reqs[i]
-		if keep(i) {
-			clear(failed)
-			return true
-		}
-		for _, t := range types(i) {
-			sh := shape{t, r.GPUs, r.worker(), r.Consolidate}
-			if failed[sh] {
-				continue
-			}
-			only := func(u allocation.Accelerator) bool { return u == t }
-			place := g.Place
-			if r.Consolidate {
-				place = g.Consolidate
-			}
-			if as, _, ok := place(r.GPUs, r.worker(), only); ok {
-				runs[i] = &Run{Job: r.ID, Accelerator: t, Assignments: as}
-				clear(failed)
-				return true
-			}
-			failed[sh] = true
-		}
+	return a.typesOf[i]
+}
+
+// keep runs request i on the GPUs it runs on now, if it runs and they are
+// free.
+func (a *admission) keep(i int) bool {
+	r := &a.reqs[i]
+	if len(r.Current) == 0 {
 		return false
 	}
-	if p.HeadOfLine {
-		for i := range reqs {
-			keep(i)
-		}
-		for i := range reqs {
-			if runs[i] == nil && !try(i) {
-				break
-			}
-		}
-		return collect(runs), nil
+	t, ok := a.g.Keep(r.Current, r.GPUs, func(t allocation.Accelerator) bool { return r.Throughput[t] > 0 })
+	if ok {
+		a.runs[i] = &Run{Job: r.ID, Accelerator: t, Assignments: sortedCopy(r.Current), Extended: true}
 	}
+	return ok
+}
 
-	// Choose by counts, keep the chosen running ones, place the chosen new
-	// ones, then backfill.
+// try runs request i where it is, or else places it on its fastest type
+// with room.
+func (a *admission) try(i int) bool {
+	r := &a.reqs[i]
+	if a.keep(i) {
+		clear(a.failed)
+		return true
+	}
+	for _, t := range a.types(i) {
+		sh := shape{t, r.GPUs, r.worker(), r.Consolidate}
+		if a.failed[sh] {
+			continue
+		}
+		only := func(u allocation.Accelerator) bool { return u == t }
+		place := a.g.Place
+		if r.Consolidate {
+			place = a.g.Consolidate
+		}
+		if as, _, ok := place(r.GPUs, r.worker(), only); ok {
+			a.runs[i] = &Run{Job: r.ID, Accelerator: t, Assignments: as}
+			clear(a.failed)
+			return true
+		}
+		a.failed[sh] = true
+	}
+	return false
+}
+
+// inLine is HeadOfLine: every running request keeps its GPUs, so none is
+// preempted, and the others run in order up to the first that cannot.
+func (a *admission) inLine() {
+	for i := range a.reqs {
+		a.keep(i)
+	}
+	for i := range a.reqs {
+		if a.runs[i] == nil && !a.try(i) {
+			break
+		}
+	}
+}
+
+// choose walks the requests in order and marks in chosen those whose type
+// has as many free GPUs as they need, as Tiresias' simulator does: a
+// running request counts on the type it runs on. It fills typeOf with each
+// server's type. Admit makes both, so that they stay off the heap.
+func (a *admission) choose(c allocation.Cluster, chosen []bool, typeOf map[string]allocation.Accelerator) {
 	count := make(map[allocation.Accelerator]int)
-	typeOf := make(map[string]allocation.Accelerator, len(c.Servers))
 	for _, srv := range c.Servers {
 		count[srv.Accelerator] += srv.GPUs
 		typeOf[srv.ID] = srv.Accelerator
 	}
-	chosen := make([]bool, len(reqs))
 	left := c.TotalGPUs()
-	for i, r := range reqs {
+	for i, r := range a.reqs {
 		if left == 0 {
 			break
 		}
@@ -166,7 +219,7 @@ func (p Priority) Admit(c allocation.Cluster, reqs []Request) ([]Run, error) {
 			}
 		}
 		if ts == nil {
-			ts = types(i)
+			ts = a.types(i)
 		}
 		for _, t := range ts {
 			if count[t] >= r.GPUs {
@@ -177,26 +230,22 @@ func (p Priority) Admit(c allocation.Cluster, reqs []Request) ([]Run, error) {
 			}
 		}
 	}
-	for i := range reqs {
-		if chosen[i] {
-			keep(i)
-		}
-	}
-	for i := range reqs {
-		if chosen[i] && runs[i] == nil {
-			try(i)
-		}
-	}
-	for i := range reqs {
+}
+
+// backfill gives what is left to the requests that do not run yet, in
+// order, so that no GPU idles while a request that fits waits. A preempted
+// request runs on again only where it is: a move (a checkpoint and a
+// restart) to where it could as well wait its turn gains nothing.
+func (a *admission) backfill(typeOf map[string]allocation.Accelerator) {
+	for i := range a.reqs {
 		switch {
-		case runs[i] != nil || g.Free() == 0:
-		case keepable(&reqs[i], typeOf):
-			keep(i) // preempted: it runs on again only where it is
+		case a.runs[i] != nil || a.g.Free() == 0:
+		case keepable(&a.reqs[i], typeOf):
+			a.keep(i)
 		default:
-			try(i)
+			a.try(i)
 		}
 	}
-	return collect(runs), nil
 }
 
 // keepable reports whether a running request's GPUs could be kept on the
