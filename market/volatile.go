@@ -188,49 +188,80 @@ func (v Volatile) Solve(ctx context.Context, buyers []Buyer) (Plan, error) {
 	if err := ctx.Err(); err != nil {
 		return Plan{}, fmt.Errorf("market: %w", err)
 	}
+	plan := Plan{Counts: make([]int, len(buyers)), Schedule: make([][]int, v.Rounds)}
+	if len(buyers) == 0 {
+		return plan, nil
+	}
+	tb, capacity, err := v.tabulate(buyers)
+	if err != nil {
+		return Plan{}, err
+	}
+	units := tb.units(buyers, v.Rounds, v.Capacity)
+	bestM, bound, err := v.search(ctx, buyers, &tb, units, capacity)
+	if err != nil {
+		return Plan{}, err
+	}
+	v.rebuild(buyers, &tb, units, bestM, plan.Counts)
+	if err := v.pack(ctx, buyers, &plan); err != nil {
+		return Plan{}, err
+	}
+	plan.Objective = v.objective(buyers, plan.Counts, tb.welfare, tb.left)
+	plan.Bound = math.Max(bound, plan.Objective)
+	if !slices.ContainsFunc(buyers, func(b Buyer) bool { return b.Width > 1 }) {
+		plan.Bound = plan.Objective // exact; the relaxation differs only by rounding
+	}
+	return plan, nil
+}
+
+// tables holds, per buyer and count n ≤ T, the welfare and the time left,
+// and the lower bounds from Min: every term of the objective is a lookup.
+type tables struct {
+	welfare, left [][]float64
+	base          []int
+}
+
+// tabulate fills the tables and returns the GPU-rounds the lower bounds
+// leave, or ErrInfeasible if they cannot be met.
+func (v Volatile) tabulate(buyers []Buyer) (tables, int, error) {
 	T, G := v.Rounds, v.Capacity
 	delta := cmp.Or(v.Seconds, 120)
 	J := len(buyers)
-	plan := Plan{Counts: make([]int, J), Schedule: make([][]int, T)}
-	if J == 0 {
-		return plan, nil
-	}
 	norm := 1 / float64(J*T)
-
-	// Values per buyer and count: welfare and time left.
-	welfare := make([][]float64, J)
-	left := make([][]float64, J)
-	base := make([]int, J) // lower bounds from Min
+	tb := tables{welfare: make([][]float64, J), left: make([][]float64, J), base: make([]int, J)}
 	capacity := G * T
 	for i, b := range buyers {
-		welfare[i] = make([]float64, T+1)
-		left[i] = make([]float64, T+1)
+		tb.welfare[i] = make([]float64, T+1)
+		tb.left[i] = make([]float64, T+1)
 		for n := 0; n <= T; n++ {
-			welfare[i][n] = b.Budget * norm * v.Log(b.Progress+b.Gain*float64(n))
-			left[i][n] = b.Left(n, delta)
+			tb.welfare[i][n] = b.Budget * norm * v.Log(b.Progress+b.Gain*float64(n))
+			tb.left[i][n] = b.Left(n, delta)
 		}
 		if b.Min > 0 && (b.Min > T || b.Width > G) {
-			return Plan{}, fmt.Errorf("%w: buyer %d needs %d rounds of %d GPUs; the window has %d rounds of %d", ErrInfeasible, i, b.Min, b.Width, T, G)
+			return tables{}, 0, fmt.Errorf("%w: buyer %d needs %d rounds of %d GPUs; the window has %d rounds of %d", ErrInfeasible, i, b.Min, b.Width, T, G)
 		}
-		base[i] = b.Min
+		tb.base[i] = b.Min
 		capacity -= b.Min * b.Width
 	}
 	if capacity < 0 {
-		return Plan{}, fmt.Errorf("%w: the lower bounds need %d GPU-rounds; the window has %d", ErrInfeasible, G*T-capacity, G*T)
+		return tables{}, 0, fmt.Errorf("%w: the lower bounds need %d GPU-rounds; the window has %d", ErrInfeasible, G*T-capacity, G*T)
 	}
+	return tb, capacity, nil
+}
 
-	// The units above the lower bounds that add welfare, by gain per GPU,
-	// then buyer and round so that each buyer's units stay in order.
+// units returns the units above the lower bounds that add welfare, by gain
+// per GPU, then buyer and round so that each buyer's units stay in order:
+// the order the greedy takes them in.
+func (tb *tables) units(buyers []Buyer, T, G int) []unit {
 	var units []unit
 	for i, b := range buyers {
 		if b.Width > G {
 			continue
 		}
 		prev := math.Inf(1)
-		for n := base[i]; n < T; n++ {
+		for n := tb.base[i]; n < T; n++ {
 			// Clamp rounding noise so that a buyer's gains never rise and
 			// its units stay in order.
-			g := math.Min(welfare[i][n+1]-welfare[i][n], prev)
+			g := math.Min(tb.welfare[i][n+1]-tb.welfare[i][n], prev)
 			prev = g
 			if g > 0 {
 				units = append(units, unit{buyer: i, n: n, gain: g, width: b.Width})
@@ -241,37 +272,28 @@ func (v Volatile) Solve(ctx context.Context, buyers []Buyer) (Plan, error) {
 		return cmp.Or(cmp.Compare(b.gain/float64(b.width), a.gain/float64(a.width)),
 			cmp.Compare(a.buyer, b.buyer), cmp.Compare(a.n, b.n))
 	})
-	pos := make(map[[2]int]int, len(units))
-	for k, u := range units {
-		pos[[2]int{u.buyer, u.n}] = k
-	}
-	tree := newFenwick(len(units))
-	for k, u := range units {
-		tree.add(k, u.width, u.gain)
-	}
+	return units
+}
 
-	// Candidate values of the largest time left, descending. Above the
-	// largest time left at the lower bounds nothing changes.
-	low := make([]int, J)
-	copy(low, base)
+// search tries the candidate values M of the largest time left, largest
+// first, and returns the best and the fractional bound over all of them.
+func (v Volatile) search(ctx context.Context, buyers []Buyer, tb *tables, units []unit, capacity int) (float64, float64, error) {
+	var f floor
+	f.init(buyers, tb, units, capacity, v.Rounds, v.Capacity)
+	// The candidates are the values S_i(n) above the lower bounds; above
+	// the largest time left at the lower bounds, top, nothing changes.
+	// Built here rather than returned, their first appends stay on the
+	// stack.
 	top := 0.0
 	var cands []float64
-	for i := range buyers {
-		top = math.Max(top, left[i][base[i]])
-		for n := base[i]; n <= T; n++ {
-			cands = append(cands, left[i][n])
+	for i := range tb.base {
+		top = math.Max(top, tb.left[i][tb.base[i]])
+		for n := tb.base[i]; n <= v.Rounds; n++ {
+			cands = append(cands, tb.left[i][n])
 		}
 	}
 	slices.SortFunc(cands, func(a, b float64) int { return cmp.Compare(b, a) })
 	cands = slices.Compact(cands)
-
-	forced := 0.0 // welfare of the units below low
-	worst := &leftHeap{}
-	for i := range buyers {
-		forced += welfare[i][low[i]]
-		worst.items = append(worst.items, leftItem{buyer: i, left: left[i][low[i]]})
-	}
-	heap.Init(worst)
 	best, bestM, bound := math.Inf(-1), -1.0, math.Inf(-1)
 	for c, m := range cands {
 		if m > top {
@@ -279,49 +301,93 @@ func (v Volatile) Solve(ctx context.Context, buyers []Buyer) (Plan, error) {
 		}
 		if c%256 == 0 {
 			if err := ctx.Err(); err != nil {
-				return Plan{}, fmt.Errorf("market: %w", err)
+				return 0, 0, fmt.Errorf("market: %w", err)
 			}
 		}
-		// Raise the buyers leaving more than m to the least count leaving
-		// at most m; smaller values of m need even more, so the first
+		// Smaller values of m need even higher counts, so the first
 		// failure ends the search.
-		ok := true
-		for ok && worst.items[0].left > m {
-			i := worst.items[0].buyer
-			if low[i] == T || buyers[i].Width > G {
-				ok = false
-				break
-			}
-			if k, in := pos[[2]int{i, low[i]}]; in {
-				tree.add(k, -units[k].width, -units[k].gain)
-			}
-			forced += welfare[i][low[i]+1] - welfare[i][low[i]]
-			capacity -= buyers[i].Width
-			low[i]++
-			worst.items[0].left = left[i][low[i]]
-			heap.Fix(worst, 0)
-		}
-		if !ok || capacity < 0 {
+		if !f.raise(m) || f.capacity < 0 {
 			break
 		}
-		fill, frac := tree.fill(capacity)
-		value := forced + fill - v.Makespan*m
+		fill, frac := f.tree.fill(f.capacity)
+		value := f.forced + fill - v.Makespan*m
 		if value > best {
 			best, bestM = value, m
 		}
-		bound = math.Max(bound, forced+frac-v.Makespan*m)
+		bound = math.Max(bound, f.forced+frac-v.Makespan*m)
 	}
 	if bestM < 0 {
-		return Plan{}, fmt.Errorf("%w: no plan meets the lower bounds", ErrInfeasible)
+		return 0, 0, fmt.Errorf("%w: no plan meets the lower bounds", ErrInfeasible)
 	}
+	return bestM, bound, nil
+}
 
-	// Rebuild the counts at the best value: the lower bounds, then the
-	// units in order while they fit.
-	counts := plan.Counts
-	capacity = G * T
+// floor is the search at one value M: each buyer's least count low that
+// leaves at most M, the welfare forced below the counts and the capacity
+// they leave, and the units above them in a Fenwick tree by greedy order.
+type floor struct {
+	buyers []Buyer
+	tables
+	units    []unit
+	T, G     int
+	pos      map[[2]int]int // a unit's place in units, by buyer and round
+	tree     *fenwick
+	low      []int
+	forced   float64
+	capacity int
+	worst    *leftHeap // buyers by time left at low, largest first
+}
+
+// init starts the search at the lower bounds.
+func (f *floor) init(buyers []Buyer, tb *tables, units []unit, capacity, T, G int) {
+	*f = floor{buyers: buyers, tables: *tb, units: units, T: T, G: G, capacity: capacity}
+	f.pos = make(map[[2]int]int, len(units))
+	for k, u := range units {
+		f.pos[[2]int{u.buyer, u.n}] = k
+	}
+	f.tree = newFenwick(len(units))
+	for k, u := range units {
+		f.tree.add(k, u.width, u.gain)
+	}
+	f.low = make([]int, len(buyers))
+	copy(f.low, tb.base)
+	f.worst = &leftHeap{}
+	for i := range buyers {
+		f.forced += tb.welfare[i][f.low[i]]
+		f.worst.items = append(f.worst.items, leftItem{buyer: i, left: tb.left[i][f.low[i]]})
+	}
+	heap.Init(f.worst)
+}
+
+// raise lifts the buyers leaving more than m to the least count leaving
+// at most m, taking their units out of the tree. It reports false when a
+// buyer cannot get there.
+func (f *floor) raise(m float64) bool {
+	for f.worst.items[0].left > m {
+		i := f.worst.items[0].buyer
+		if f.low[i] == f.T || f.buyers[i].Width > f.G {
+			return false
+		}
+		if k, in := f.pos[[2]int{i, f.low[i]}]; in {
+			f.tree.add(k, -f.units[k].width, -f.units[k].gain)
+		}
+		f.forced += f.welfare[i][f.low[i]+1] - f.welfare[i][f.low[i]]
+		f.capacity -= f.buyers[i].Width
+		f.low[i]++
+		f.worst.items[0].left = f.left[i][f.low[i]]
+		heap.Fix(f.worst, 0)
+	}
+	return true
+}
+
+// rebuild sets counts to the plan at the best value bestM: the least counts
+// leaving at most bestM, then the units in order while they fit.
+func (v Volatile) rebuild(buyers []Buyer, tb *tables, units []unit, bestM float64, counts []int) {
+	T := v.Rounds
+	capacity := v.Capacity * T
 	for i, b := range buyers {
-		n := base[i]
-		for n < T && left[i][n] > bestM {
+		n := tb.base[i]
+		for n < T && tb.left[i][n] > bestM {
 			n++
 		}
 		counts[i] = n
@@ -333,15 +399,6 @@ func (v Volatile) Solve(ctx context.Context, buyers []Buyer) (Plan, error) {
 			capacity -= u.width
 		}
 	}
-	if err := v.pack(ctx, buyers, &plan); err != nil {
-		return Plan{}, err
-	}
-	plan.Objective = v.objective(buyers, counts, welfare, left)
-	plan.Bound = math.Max(bound, plan.Objective)
-	if !slices.ContainsFunc(buyers, func(b Buyer) bool { return b.Width > 1 }) {
-		plan.Bound = plan.Objective // exact; the relaxation differs only by rounding
-	}
-	return plan, nil
 }
 
 // objective evaluates the market's objective at counts.
