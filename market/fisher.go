@@ -605,119 +605,23 @@ func balance(spend [][]float64, budget, price []float64) {
 // lowered. The loop runs at most n+g+16 times.
 func (um *unitMarket) repair(price []float64) ([][]float64, []float64, bool) {
 	n, g := um.n, um.g
-	src, sink := n+g, n+g+1
+	// Made once: every round rewrites them.
 	buyerEdge := make([]int, n)
 	goodEdge := make([]int, g)
 	inSet := make([]bool, n+g+2)
+	var mids []mid
 	for round := 0; round < n+g+16; round++ {
-		fn := newFlow(n + g + 2)
-		var mids []mid
-		for i := range n {
-			buyerEdge[i] = fn.add(src, i, um.budget[i])
-		}
-		for i := range n {
-			best := 0.0
-			for _, j := range um.support[i] {
-				best = math.Max(best, um.u[i][j]/price[j])
-			}
-			for _, j := range um.support[i] {
-				if um.u[i][j]/price[j] >= best*(1-eqTol) {
-					mids = append(mids, mid{i, j, fn.add(i, n+j, math.Inf(1))})
-				}
-			}
-		}
-		for j := range g {
-			goodEdge[j] = fn.add(n+j, sink, price[j])
-		}
-		fn.maxflow(src, sink)
-		short, unsold := false, false
-		for i := range n {
-			if fn.cap[buyerEdge[i]] > slack(um.budget[i]) {
-				short = true
-			}
-		}
-		for j := range g {
-			if fn.cap[goodEdge[j]] > slack(price[j]) {
-				unsold = true
-			}
-		}
+		fn := newFlow(n + g + 2) // made here, it stays off the heap
+		mids = um.network(fn, price, buyerEdge, goodEdge, mids[:0])
+		fn.maxflow(n+g, n+g+1)
+		short, unsold := um.left(fn, price, buyerEdge, goodEdge)
 		if !short && !unsold {
 			return um.spending(fn, mids, price), price, true
 		}
-		// open reports whether residual edge e counts as usable.
-		open := func(e int) bool {
-			switch {
-			case e < 2*n && e%2 == 0: // source → buyer
-				return fn.cap[e] > slack(um.budget[fn.to[e]])
-			case e >= len(fn.to)-2*g && e%2 == 0: // good → sink
-				return fn.cap[e] > slack(price[fn.to[e^1]-n])
-			}
-			return fn.cap[e] > 0
-		}
-		for k := range inSet {
-			inSet[k] = false
-		}
-		if short {
-			// R: reachable from the source.
-			inSet[src] = true
-			queue := []int{src}
-			for len(queue) > 0 {
-				v := queue[0]
-				queue = queue[1:]
-				for _, e := range fn.head[v] {
-					if w := fn.to[e]; !inSet[w] && open(e) {
-						inSet[w] = true
-						queue = append(queue, w)
-					}
-				}
-			}
-		} else {
-			// T: reaches the sink.
-			inSet[sink] = true
-			queue := []int{sink}
-			for len(queue) > 0 {
-				v := queue[0]
-				queue = queue[1:]
-				for _, e := range fn.head[v] { // e is v → w; its pair w → v
-					if w := fn.to[e]; !inSet[w] && open(e^1) {
-						inSet[w] = true
-						queue = append(queue, w)
-					}
-				}
-			}
-		}
-		var bs, ps float64
-		for i := range n {
-			if inSet[i] {
-				bs += um.budget[i]
-			}
-		}
-		for j := range g {
-			if inSet[n+j] {
-				ps += price[j]
-			}
-		}
-		if !(bs > 0) || !(ps > 0) {
+		um.mark(fn, price, short, inSet)
+		factor, ok := um.factor(price, short, inSet)
+		if !ok {
 			return nil, nil, false
-		}
-		factor := bs / ps // balance
-		for i := range n {
-			best, other := 0.0, 0.0
-			for _, j := range um.support[i] {
-				r := um.u[i][j] / price[j]
-				best = math.Max(best, r)
-				if inSet[n+j] != short {
-					other = math.Max(other, r)
-				}
-			}
-			switch {
-			case short && inSet[i] && other > 0:
-				// An R buyer's best outside R: the rise stops at best/other.
-				factor = math.Min(factor, best/other)
-			case !short && !inSet[i] && other > 0:
-				// Outside T, a T good becomes tight at other/best.
-				factor = math.Max(factor, other/best)
-			}
 		}
 		if math.Abs(factor-1) <= balanced {
 			// The set balances to rounding: what the flow left over is the
@@ -735,6 +639,142 @@ func (um *unitMarket) repair(price []float64) ([][]float64, []float64, bool) {
 		}
 	}
 	return nil, nil, false
+}
+
+// network fills the empty fn with the flow network at prices price:
+// source → buyer i (capacity B_i), buyer → good on the exact equality
+// edges, good j → sink (capacity p_j). It records the edges of the source
+// and the sink in buyerEdge and goodEdge, and appends the equality edges
+// to mids.
+func (um *unitMarket) network(fn *flow, price []float64, buyerEdge, goodEdge []int, mids []mid) []mid {
+	n, g := um.n, um.g
+	src, sink := n+g, n+g+1
+	for i := range n {
+		buyerEdge[i] = fn.add(src, i, um.budget[i])
+	}
+	for i := range n {
+		best := 0.0
+		for _, j := range um.support[i] {
+			best = math.Max(best, um.u[i][j]/price[j])
+		}
+		for _, j := range um.support[i] {
+			if um.u[i][j]/price[j] >= best*(1-eqTol) {
+				mids = append(mids, mid{i, j, fn.add(i, n+j, math.Inf(1))})
+			}
+		}
+	}
+	for j := range g {
+		goodEdge[j] = fn.add(n+j, sink, price[j])
+	}
+	return mids
+}
+
+// left reports whether the flow fn leaves some budget unspent (short) and
+// some good unsold, beyond their slack.
+func (um *unitMarket) left(fn *flow, price []float64, buyerEdge, goodEdge []int) (short, unsold bool) {
+	for i := range um.n {
+		if fn.cap[buyerEdge[i]] > slack(um.budget[i]) {
+			short = true
+		}
+	}
+	for j := range um.g {
+		if fn.cap[goodEdge[j]] > slack(price[j]) {
+			unsold = true
+		}
+	}
+	return short, unsold
+}
+
+// mark sets inSet to the set whose prices are wrong: if short, R, the
+// nodes reachable from the source in the residual network; otherwise T,
+// those that reach the sink.
+func (um *unitMarket) mark(fn *flow, price []float64, short bool, inSet []bool) {
+	n, g := um.n, um.g
+	src, sink := n+g, n+g+1
+	// open reports whether residual edge e counts as usable: a source or
+	// sink edge within its slack of saturation does not. A closure, so
+	// that it inlines into the searches below.
+	open := func(e int) bool {
+		switch {
+		case e < 2*n && e%2 == 0: // source → buyer
+			return fn.cap[e] > slack(um.budget[fn.to[e]])
+		case e >= len(fn.to)-2*g && e%2 == 0: // good → sink
+			return fn.cap[e] > slack(price[fn.to[e^1]-n])
+		}
+		return fn.cap[e] > 0
+	}
+	for k := range inSet {
+		inSet[k] = false
+	}
+	if short {
+		inSet[src] = true
+		queue := []int{src}
+		for len(queue) > 0 {
+			v := queue[0]
+			queue = queue[1:]
+			for _, e := range fn.head[v] {
+				if w := fn.to[e]; !inSet[w] && open(e) {
+					inSet[w] = true
+					queue = append(queue, w)
+				}
+			}
+		}
+		return
+	}
+	inSet[sink] = true
+	queue := []int{sink}
+	for len(queue) > 0 {
+		v := queue[0]
+		queue = queue[1:]
+		for _, e := range fn.head[v] { // e is v → w; its pair w → v
+			if w := fn.to[e]; !inSet[w] && open(e^1) {
+				inSet[w] = true
+				queue = append(queue, w)
+			}
+		}
+	}
+}
+
+// factor returns the factor by which the prices of the set's goods move:
+// up for R until it balances or one of its buyers gains an equality edge
+// out of it, down for T symmetrically. It reports false if the set has no
+// budget or no price.
+func (um *unitMarket) factor(price []float64, short bool, inSet []bool) (float64, bool) {
+	n := um.n
+	var bs, ps float64
+	for i := range n {
+		if inSet[i] {
+			bs += um.budget[i]
+		}
+	}
+	for j := range um.g {
+		if inSet[n+j] {
+			ps += price[j]
+		}
+	}
+	if !(bs > 0) || !(ps > 0) {
+		return 0, false
+	}
+	factor := bs / ps // balance
+	for i := range n {
+		best, other := 0.0, 0.0
+		for _, j := range um.support[i] {
+			r := um.u[i][j] / price[j]
+			best = math.Max(best, r)
+			if inSet[n+j] != short {
+				other = math.Max(other, r)
+			}
+		}
+		switch {
+		case short && inSet[i] && other > 0:
+			// An R buyer's best outside R: the rise stops at best/other.
+			factor = math.Min(factor, best/other)
+		case !short && !inSet[i] && other > 0:
+			// Outside T, a T good becomes tight at other/best.
+			factor = math.Max(factor, other/best)
+		}
+	}
+	return factor, true
 }
 
 // mid is an equality edge of the flow network: buyer i, good j, edge e.
