@@ -371,8 +371,23 @@ func (q *Queues) allocate(ctx context.Context, name string, s *policy.Snapshot, 
 	if q.SkewThreshold != nil {
 		skew = *q.SkewThreshold
 	}
+	es := make([]*entry, len(s.Jobs)) // made here so that a small one stays on the stack
+	q.entries(es, s)
+	q.requeue(es, thresholds, dt)
+	rank(es, index)
+	d, err := admit(name, s, es, skew, out)
+	if err != nil {
+		return nil, err
+	}
+	d.Wake = q.wake(es, thresholds, s.Now)
+	q.remember(es, out, now, index)
+	return d, nil
+}
 
-	es := make([]*entry, len(s.Jobs))
+// entries fills es with an entry per job of s, with its state and its
+// service since its last promotion: known jobs in their order, new ones
+// behind them (see entrance).
+func (q *Queues) entries(es []*entry, s *policy.Snapshot) {
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		e := &entry{j: j, rate: float64(j.GPUs)}
@@ -388,27 +403,37 @@ func (q *Queues) allocate(ctx context.Context, name string, s *policy.Snapshot, 
 		e.service = attained - e.st.Base
 		es[i] = e
 	}
-	// Known jobs in their order; new ones behind them, running first, then
-	// by arrival.
-	slices.SortFunc(es, func(a, b *entry) int {
-		switch {
-		case a.known != b.known:
-			if a.known {
-				return -1
-			}
-			return 1
-		case a.known:
-			return byQueue(a, b)
+	slices.SortFunc(es, entrance)
+}
+
+// entrance orders known jobs in their order, and new ones behind them,
+// running first, then by arrival: a scheduler that lost its State keeps
+// what runs running.
+func entrance(a, b *entry) int {
+	switch {
+	case a.known != b.known:
+		if a.known {
+			return -1
 		}
-		ra, rb := len(a.j.Placement) > 0, len(b.j.Placement) > 0
-		if ra != rb {
-			if ra {
-				return -1
-			}
-			return 1
+		return 1
+	case a.known:
+		return byQueue(a, b)
+	}
+	ra, rb := len(a.j.Placement) > 0, len(b.j.Placement) > 0
+	if ra != rb {
+		if ra {
+			return -1
 		}
-		return cmp.Or(cmp.Compare(a.j.Arrival, b.j.Arrival), cmp.Compare(a.j.ID, b.j.ID))
-	})
+		return 1
+	}
+	return cmp.Or(cmp.Compare(a.j.Arrival, b.j.Arrival), cmp.Compare(a.j.ID, b.j.ID))
+}
+
+// requeue moves the entries, in order, to the queue their service reaches,
+// or back to the first when they have waited PromoteKnob times what they
+// ran; dt is the time since the last decision. A job that enters or
+// changes queue goes to its back, so es must be in entrance order.
+func (q *Queues) requeue(es []*entry, thresholds []float64, dt float64) {
 	next := len(es) // orders of this decision's entrants, behind every known job
 	for _, e := range es {
 		queue := sort.Search(len(thresholds), func(k int) bool { return e.service+eps < thresholds[k] })
@@ -431,6 +456,11 @@ func (q *Queues) allocate(ctx context.Context, name string, s *policy.Snapshot, 
 		e.st.Queue, e.st.Order = queue, next
 		next++
 	}
+}
+
+// rank sorts the entries into priority order: by queue, and within one by
+// order or, for Tiresias-G (index not nil), by Gittins index, then arrival.
+func rank(es []*entry, index func(float64) float64) {
 	if index != nil {
 		for _, e := range es {
 			e.index = index(e.service)
@@ -448,7 +478,11 @@ func (q *Queues) allocate(ctx context.Context, name string, s *policy.Snapshot, 
 		}
 		return strings.Compare(a.j.ID, b.j.ID)
 	})
+}
 
+// admit runs the ranked entries that the cluster admits in priority order,
+// marks them, and returns the decision without its Wake.
+func admit(name string, s *policy.Snapshot, es []*entry, skew float64, out map[string]string) (*policy.Decision, error) {
 	reqs := make([]placement.Request, len(es))
 	for i, e := range es {
 		reqs[i] = placement.Request{ID: e.j.ID, GPUs: e.j.GPUs, Worker: e.j.Worker(), Current: e.j.Placement, Throughput: e.j.Throughput, Consolidate: e.j.Skew > skew}
@@ -466,8 +500,12 @@ func (q *Queues) allocate(ctx context.Context, name string, s *policy.Snapshot, 
 			k++
 		}
 	}
+	return d, nil
+}
 
-	// Wake at the next demotion or promotion.
+// wake returns when to decide again, at the next demotion or promotion,
+// or zero if none comes.
+func (q *Queues) wake(es []*entry, thresholds []float64, now time.Duration) time.Duration {
 	wake := math.Inf(1)
 	for _, e := range es {
 		switch {
@@ -480,10 +518,15 @@ func (q *Queues) allocate(ctx context.Context, name string, s *policy.Snapshot, 
 	// A demotion beyond time.Duration's range (a threshold of 10¹² GPU-s)
 	// never comes: converting it would wrap to a time already past, and
 	// waking every nanosecond would stall the caller.
-	if ns := math.Ceil(wake * 1e9); ns < float64(math.MaxInt64-s.Now) {
-		d.Wake = s.Now + max(time.Nanosecond, time.Duration(ns))
+	if ns := math.Ceil(wake * 1e9); ns < float64(math.MaxInt64-now) {
+		return now + max(time.Nanosecond, time.Duration(ns))
 	}
+	return 0
+}
 
+// remember keeps the decided entries' places in q.State, and those of the
+// jobs left out behind them; it forgets the jobs that finished.
+func (q *Queues) remember(es []*entry, out map[string]string, now float64, index func(float64) float64) {
 	// Within each queue the running jobs move ahead of the waiting ones.
 	if index == nil {
 		slices.SortStableFunc(es, func(a, b *entry) int {
@@ -515,8 +558,24 @@ func (q *Queues) allocate(ctx context.Context, name string, s *policy.Snapshot, 
 		}
 		jobs[e.j.ID] = e.st
 	}
-	// Jobs left out keep their place, behind the others in their old
-	// order; they do not run.
+	left := keepPlaces(jobs, out, len(es))
+	if len(jobs) > len(es)+left { // some finished
+		active := make(map[string]bool, len(es))
+		for _, e := range es {
+			active[e.j.ID] = true
+		}
+		for id := range jobs {
+			if _, kept := out[id]; !active[id] && !kept {
+				delete(jobs, id)
+			}
+		}
+	}
+	q.State = State{Seen: now, Jobs: jobs, Finished: q.State.Finished}
+}
+
+// keepPlaces puts the known jobs left out behind the n decided ones, in
+// their old order, not running, and returns how many there are.
+func keepPlaces(jobs map[string]JobState, out map[string]string, n int) int {
 	var left []string
 	for id := range out {
 		if _, known := jobs[id]; known {
@@ -529,22 +588,10 @@ func (q *Queues) allocate(ctx context.Context, name string, s *policy.Snapshot, 
 	})
 	for k, id := range left {
 		st := jobs[id]
-		st.Order, st.Running = len(es)+k, 0
+		st.Order, st.Running = n+k, 0
 		jobs[id] = st
 	}
-	if len(jobs) > len(es)+len(left) { // some finished
-		active := make(map[string]bool, len(es))
-		for _, e := range es {
-			active[e.j.ID] = true
-		}
-		for id := range jobs {
-			if _, kept := out[id]; !active[id] && !kept {
-				delete(jobs, id)
-			}
-		}
-	}
-	q.State = State{Seen: now, Jobs: jobs, Finished: q.State.Finished}
-	return d, nil
+	return len(left)
 }
 
 // byQueue orders by queue, then by order in the queue (unique among the
