@@ -100,6 +100,9 @@ func (x *job) configs(sh *shape) []config {
 	return cs
 }
 
+// solve admits jobs in the GPU order, then bounds their throughput by an
+// LP over their configurations (phase 1) and looks for a fractional
+// packing of the result onto the servers (phase 2).
 func (p *Opt) solve(ctx context.Context, s *policy.Snapshot) (*Bound, []*job, error) {
 	name := p.Name()
 	eng, ok := lp.Named(p.Solver.String())
@@ -110,20 +113,44 @@ func (p *Opt) solve(ctx context.Context, s *policy.Snapshot) (*Bound, []*job, er
 	if err != nil {
 		return nil, nil, err
 	}
-	var admitted []*job
-	for _, x := range r.candidates(p.Order, jobs) {
-		if r.admit(x) {
-			r.shapes[x.acc].freeByType -= x.j.GPUs
-			admitted = append(admitted, x)
-		}
-	}
+	admitted := r.admitAll(p.Order, jobs)
 	b := &Bound{Points: map[string]throughput.Point{}, out: r.out, warnings: r.warnings()}
 	if len(admitted) == 0 {
 		b.Servers = map[string]map[string]float64{}
 		return b, nil, nil
 	}
+	sol, err := b.configure(ctx, eng, r, s, admitted)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: configuration LP: %w", name, err)
+	}
+	psol, err := b.pack(ctx, eng, r, s, admitted)
+	switch {
+	case err == nil:
+	case sol.Status == lp.Optimal && psol != nil && psol.Status == lp.Infeasible:
+	default:
+		return nil, nil, fmt.Errorf("%s: packing LP: %w", name, err)
+	}
+	return b, admitted, nil
+}
 
-	// Phase 1: one configuration per job, relaxed to a mixture.
+// admitAll admits the jobs in order o while their GPUs fit, and returns
+// those admitted. Built here, away from the calls that read it, the
+// slice's first appends stay on the stack, as they did inside solve;
+// built in solve now, it costs three more allocations per round.
+func (r *round) admitAll(o Order, jobs []*job) []*job {
+	var admitted []*job
+	for _, x := range r.candidates(o, jobs) {
+		if r.admit(x) {
+			r.shapes[x.acc].freeByType -= x.j.GPUs
+			admitted = append(admitted, x)
+		}
+	}
+	return admitted
+}
+
+// configure is phase 1: one configuration per job, relaxed to a mixture.
+// It sets b's Points and Objective from the LP's solution.
+func (b *Bound) configure(ctx context.Context, eng lp.Engine, r *round, s *policy.Snapshot, admitted []*job) (*lp.Solution, error) {
 	var prob lp.Problem
 	prob.Sense = lp.Maximize
 	vars := make([][]int, len(admitted))
@@ -162,8 +189,16 @@ func (p *Opt) solve(ctx context.Context, s *policy.Snapshot) (*Bound, []*job, er
 	}
 	sol, err := eng.Solve(ctx, &prob)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: configuration LP: %w", name, err)
+		return nil, err
 	}
+	b.credit(admitted, cfgs, vars, sol)
+	return sol, nil
+}
+
+// credit sets each admitted job's point to the mixture of its
+// configurations cfgs that sol gives its variables vars, and the objective
+// to their total throughput.
+func (b *Bound) credit(admitted []*job, cfgs [][]config, vars [][]int, sol *lp.Solution) {
 	for i, x := range admitted {
 		var pt throughput.Point
 		for k, c := range cfgs[i] {
@@ -175,26 +210,32 @@ func (p *Opt) solve(ctx context.Context, s *policy.Snapshot) (*Bound, []*job, er
 		b.Points[x.j.ID] = pt
 		b.Objective += pt.Speedup
 	}
+}
 
-	// Phase 2: a fractional packing of the jobs at those points.
-	var pack lp.Problem
-	type cell struct {
-		job    int
-		server int
-		v      int
-	}
+// cell is the fraction of an admitted job on a server, variable v of the
+// packing LP.
+type cell struct {
+	job    int
+	server int
+	v      int
+}
+
+// pack is phase 2: a fractional packing of the jobs at b's Points. It sets
+// b's Servers when one exists, and returns the LP's solution and error.
+func (b *Bound) pack(ctx context.Context, eng lp.Engine, r *round, s *policy.Snapshot, admitted []*job) (*lp.Solution, error) {
+	var prob lp.Problem
 	var cells []cell
 	perServer := map[int][]cell{}
 	for i, x := range admitted {
 		var one []lp.Term
 		for _, si := range r.shapes[x.acc].servers {
-			v := pack.AddVar(0, 1, 0)
+			v := prob.AddVar(0, 1, 0)
 			c := cell{i, si, v}
 			cells = append(cells, c)
 			perServer[si] = append(perServer[si], c)
 			one = append(one, lp.Term{Var: v, Coef: 1})
 		}
-		pack.AddRow(1, 1, one...)
+		prob.AddRow(1, 1, one...)
 	}
 	for _, si := range slices.Sorted(maps.Keys(perServer)) {
 		cs, sv := perServer[si], s.Cluster.Servers[si]
@@ -208,26 +249,23 @@ func (p *Opt) solve(ctx context.Context, s *policy.Snapshot) (*Bound, []*job, er
 			cpus[k] = lp.Term{Var: c.v, Coef: g * pt.CPUs}
 			mem[k] = lp.Term{Var: c.v, Coef: g * pt.MemoryGB}
 		}
-		pack.AddRow(math.Inf(-1), float64(sv.GPUs), gpus...)
-		pack.AddRow(math.Inf(-1), sv.CPUs*(1+1e-9), cpus...)
-		pack.AddRow(math.Inf(-1), sv.MemoryGB*(1+1e-9), mem...)
+		prob.AddRow(math.Inf(-1), float64(sv.GPUs), gpus...)
+		prob.AddRow(math.Inf(-1), sv.CPUs*(1+1e-9), cpus...)
+		prob.AddRow(math.Inf(-1), sv.MemoryGB*(1+1e-9), mem...)
 	}
-	psol, err := eng.Solve(ctx, &pack)
-	switch {
-	case err == nil:
-		b.Servers = map[string]map[string]float64{}
-		for _, c := range cells {
-			if f := psol.X[c.v]; f > 1e-9 {
-				id := admitted[c.job].j.ID
-				if b.Servers[id] == nil {
-					b.Servers[id] = map[string]float64{}
-				}
-				b.Servers[id][s.Cluster.Servers[c.server].ID] = f
+	psol, err := eng.Solve(ctx, &prob)
+	if err != nil {
+		return psol, err
+	}
+	b.Servers = map[string]map[string]float64{}
+	for _, c := range cells {
+		if f := psol.X[c.v]; f > 1e-9 {
+			id := admitted[c.job].j.ID
+			if b.Servers[id] == nil {
+				b.Servers[id] = map[string]float64{}
 			}
+			b.Servers[id][s.Cluster.Servers[c.server].ID] = f
 		}
-	case sol.Status == lp.Optimal && psol != nil && psol.Status == lp.Infeasible:
-	default:
-		return nil, nil, fmt.Errorf("%s: packing LP: %w", name, err)
 	}
-	return b, admitted, nil
+	return psol, nil
 }
