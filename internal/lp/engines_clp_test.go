@@ -7,6 +7,7 @@ func testEngines() []namedEngine {
 	return []namedEngine{
 		{"clp-dual", CLP{Algorithm: CLPDual}},
 		{"clp-primal", CLP{Algorithm: CLPPrimal}},
+		{"sparse", Sparse{}},
 		{"simplex", Simplex{}},
 	}
 }

@@ -4,5 +4,5 @@ package lp
 
 // testEngines lists every engine the tests run: only gonum without CLP.
 func testEngines() []namedEngine {
-	return []namedEngine{{"simplex", Simplex{}}}
+	return []namedEngine{{"sparse", Sparse{}}, {"simplex", Simplex{}}}
 }

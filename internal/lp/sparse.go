@@ -1,0 +1,210 @@
+package lp
+
+import (
+	"context"
+	"fmt"
+)
+
+// DefaultSparseMaxRows is the size guard Sparse applies when MaxRows is
+// zero: about 16,000 jobs of a max-min allocation LP.
+const DefaultSparseMaxRows = 1 << 15
+
+// Sparse solves problems with a sparse bounded dual simplex in pure Go: the
+// engine of builds without the clp tag for problems of every size dlsched
+// meets.
+//
+// It works on the problem as given, rows as logical variables bounded by
+// the row's bounds, with no standard form: a basis of m of the n+m
+// variables, factorized by a sparse LU (Markowitz pivoting with a threshold)
+// and updated in product form between factorizations. The dual simplex
+// prices rows by dual steepest edge and takes its ratio test with bound
+// flipping and Harris' tolerance; costs are perturbed to break the ties of
+// dual degenerate problems, and a primal simplex cleans up after the
+// perturbation is removed. Variables that keep the starting basis from
+// being dual feasible (a free t in a max-min LP) get an artificial bound,
+// which the primal simplex removes at the end, and which an infeasibility
+// that depends on it widens. sparse.go and its companions explain the
+// steps; the tolerances are absolute on the scaled problem (1e-9).
+//
+// A starting basis (Problem.Start) that fits the problem is used, repaired
+// if it is not one; every optimal Solution carries its Basis. Solve looks
+// at the context every 32 iterations. Equal problems give equal solutions.
+//
+// The zero value is ready to use. Sparse values are safe for concurrent
+// use.
+type Sparse struct {
+	// MaxRows caps the problem's rows; larger problems fail with
+	// ErrTooLarge. Zero means DefaultSparseMaxRows.
+	MaxRows int
+	// MaxIterations caps the simplex iterations; reaching it yields
+	// ErrTimeLimit. Zero means 20·(rows + variables) + 1000.
+	MaxIterations int
+}
+
+const sparseName = "sparse"
+
+// Solve implements Engine.
+func (e Sparse) Solve(ctx context.Context, p *Problem) (*Solution, error) {
+	if err := ctx.Err(); err != nil {
+		err = ctxError(sparseName, "not started", err)
+		return failed(err, sparseName), err
+	}
+	if err := precheck(p); err != nil {
+		return failed(err, sparseName), err
+	}
+	if p.NumVars() == 0 {
+		return noVars(p, sparseName), nil
+	}
+	maxRows := e.MaxRows
+	if maxRows <= 0 {
+		maxRows = DefaultSparseMaxRows
+	}
+	if p.NumRows() > maxRows {
+		err := fmt.Errorf("lp: sparse: %d rows, guard is %d: %w; %s", p.NumRows(), maxRows, ErrTooLarge, tooLargeHint)
+		return failed(err, sparseName), err
+	}
+	sol, err := e.solve(ctx, p)
+	if cerr := ctx.Err(); cerr != nil && err != nil {
+		err = ctxError(sparseName, "context done during the solve", cerr)
+	}
+	if err != nil {
+		return failed(err, sparseName), err
+	}
+	return sol, nil
+}
+
+// solve runs the engine, turning a panic (a bug) into ErrNumerical rather
+// than taking the caller down.
+func (e Sparse) solve(ctx context.Context, p *Problem) (sol *Solution, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			sol, err = nil, fmt.Errorf("lp: sparse: panic: %v: %w", r, ErrNumerical)
+		}
+	}()
+	md := newSparseModel(p)
+	maxIter := e.MaxIterations
+	if maxIter <= 0 {
+		maxIter = 20*(md.n+md.m) + 1000
+	}
+	s := newSparseSolver(ctx, md, maxIter)
+	s.initBasis(p.startFor())
+	if err := s.run(); err != nil {
+		return nil, err
+	}
+	return s.solution(p), nil
+}
+
+// spMaxRounds bounds the alternations of dual and primal phases.
+const spMaxRounds = 20
+
+// run alternates the dual simplex (while x_B is infeasible) and the primal
+// simplex (while reduced costs are), each from a fresh factorization,
+// until the basis is optimal for the unperturbed problem.
+func (s *sparseSolver) run() error {
+	for round := range spMaxRounds {
+		if err := s.refresh(); err != nil {
+			return err
+		}
+		primal, dual := s.feasible()
+		switch {
+		case primal && dual:
+			return nil
+		case primal && round > 0:
+			out, err := s.primal()
+			if err != nil {
+				return err
+			}
+			if out == phaseUnbounded {
+				return fmt.Errorf("lp: sparse: %w", ErrUnbounded)
+			}
+		default:
+			if err := s.dualPhase(round == 0); err != nil {
+				return err
+			}
+		}
+	}
+	return fmt.Errorf("lp: sparse: no optimal basis after %d rounds: %w", spMaxRounds, ErrNumerical)
+}
+
+// dualPhase makes the basis dual feasible, runs the dual simplex to the
+// optimum of the working problem, and restores the model.
+func (s *sparseSolver) dualPhase(perturb bool) error {
+	for i := range s.dse {
+		s.dse[i] = 1
+	}
+	s.makeDualFeasible(perturb)
+	for {
+		out, r, err := s.dual()
+		if err != nil {
+			return err
+		}
+		if out == phaseOptimal {
+			break
+		}
+		infeasible, helps := s.certify(r)
+		switch {
+		case infeasible:
+			return fmt.Errorf("lp: sparse: row %d proves infeasibility: %w", r, ErrInfeasible)
+		case helps:
+			if !s.growArtificial() {
+				return fmt.Errorf("lp: sparse: artificial bounds reached %g: %w", s.bigM, ErrNumerical)
+			}
+		default:
+			s.shift(r)
+		}
+	}
+	s.unperturb()
+	s.restoreBounds()
+	return nil
+}
+
+// shift moves the violated bound of head[r] to its value: the row is
+// infeasible by no more than round-off but no pivot can repair it.
+// restoreBounds undoes the shift.
+func (s *sparseSolver) shift(r int) {
+	p := s.head[r]
+	if s.x[p] < s.lo[p] {
+		s.lo[p] = s.x[p]
+	} else {
+		s.up[p] = s.x[p]
+	}
+}
+
+// solution unscales x, computes the row duals and the basis.
+func (s *sparseSolver) solution(p *Problem) *Solution {
+	x := make([]float64, s.n)
+	for j := range x {
+		x[j] = s.x[j] * s.colScale[j]
+	}
+	duals := make([]float64, s.m)
+	for i := range duals {
+		duals[i] = s.sense*s.rho[i]*s.rowScale[i]/s.costScale + 0
+	}
+	sol := finish(p, x, duals, sparseName)
+	sol.Basis = s.basis()
+	return sol
+}
+
+// basis reports the status of every variable and row.
+func (s *sparseSolver) basis() *Basis {
+	b := &Basis{Vars: make([]BasisStatus, s.n), Rows: make([]BasisStatus, s.m)}
+	for j, st := range s.state {
+		v := Basic
+		switch st {
+		case atLower:
+			v = AtLower
+		case atUpper:
+			v = AtUpper
+		case atZero:
+			v = Free
+		case atValue:
+			v = Superbasic
+		}
+		if j < s.n {
+			b.Vars[j] = v
+		} else {
+			b.Rows[j-s.n] = v
+		}
+	}
+	return b
+}
