@@ -1,9 +1,9 @@
 package lp
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 )
 
 // outcome is how a simplex phase ended.
@@ -163,6 +163,9 @@ func (s *sparseSolver) dual() (outcome, int, error) {
 				}
 				continue
 			}
+			if math.Abs(s.col[r]) <= spTolPivot {
+				return 0, -1, fmt.Errorf("lp: sparse: pivot %g vanishes on a fresh factorization: %w", s.col[r], ErrNumerical)
+			}
 		}
 		s.dualStep(r, q, delta, wr, flips)
 	}
@@ -206,28 +209,28 @@ type ratioCand struct {
 // problem infeasible.
 func (s *sparseSolver) dualRatio(delta float64) (q int, flips []ratioCand) {
 	cands := s.ratioCandidates(delta)
-	if len(cands) == 0 {
-		return -1, nil
-	}
-	slices.SortFunc(cands, func(a, b ratioCand) int {
-		if a.ratio != b.ratio {
-			if a.ratio < b.ratio {
-				return -1
-			}
-			return 1
-		}
-		return a.j - b.j
-	})
-	// Suffix minima of the Harris bounds, stored in place of harris.
-	for i := len(cands) - 2; i >= 0; i-- {
-		cands[i].harris = min(cands[i].harris, cands[i+1].harris)
-	}
 	slope := math.Abs(delta)
+	// cands[:i] are passed (to flip); each round moves the next group,
+	// those within the smallest Harris bound of the rest, to cands[i:g].
+	// Groups are few: selecting them beats sorting all candidates.
 	for i := 0; i < len(cands); {
+		// A reduced cost beyond the tolerance has a negative Harris
+		// bound: the group is then at least the smallest ratio.
+		bound, least := math.Inf(1), math.Inf(1)
+		for _, c := range cands[i:] {
+			bound, least = min(bound, c.harris), min(least, c.ratio)
+		}
+		bound = max(bound, least)
 		g, used := i, 0.0
-		for g < len(cands) && (g == i || cands[g].ratio <= cands[i].harris) {
-			used += cands[g].w
-			g++
+		for k := i; k < len(cands); k++ {
+			if cands[k].ratio <= bound {
+				cands[g], cands[k] = cands[k], cands[g]
+				used += cands[g].w
+				g++
+			}
+		}
+		if g == i { // NaN ratios: take one candidate, never loop
+			g, used = i+1, cands[i].w
 		}
 		if slope-used > 0 {
 			slope -= used
@@ -236,7 +239,7 @@ func (s *sparseSolver) dualRatio(delta float64) (q int, flips []ratioCand) {
 		}
 		best := i
 		for k := i + 1; k < g; k++ {
-			if math.Abs(cands[k].a) > math.Abs(cands[best].a) {
+			if a, b := math.Abs(cands[k].a), math.Abs(cands[best].a); a > b || a == b && cands[k].j < cands[best].j {
 				best = k
 			}
 		}

@@ -1,6 +1,9 @@
 package lp
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // primal runs the primal simplex from a primal feasible basis until no
 // reduced cost has the wrong sign, or a column shows the objective
@@ -34,6 +37,9 @@ func (s *sparseSolver) primal() (outcome, error) {
 						return 0, err
 					}
 					continue
+				}
+				if math.Abs(s.alpha[q]) <= spTolPivot {
+					return 0, fmt.Errorf("lp: sparse: pivot %g vanishes on a fresh factorization: %w", s.alpha[q], ErrNumerical)
 				}
 			}
 		}

@@ -24,7 +24,7 @@ const (
 	spTolPrimal = 1e-9  // a basic value this far outside its bounds is infeasible
 	spTolDual   = 1e-9  // a reduced cost this far of the wrong sign is dual infeasible
 	spTolPivot  = 1e-9  // smaller entries of a pivot row or column are never pivots
-	spRefactor  = 100   // updates between factorizations
+	spRefactor  = 40    // updates between factorizations
 	spCheckCtx  = 32    // iterations between looks at the context
 	spBigM      = 1e6   // first artificial bound, see makeDualFeasible
 	spMaxBigM   = 1e13  // artificial bounds grow no further
