@@ -11,3 +11,12 @@ func testEngines() []namedEngine {
 		{"simplex", Simplex{}},
 	}
 }
+
+// sparseReferences lists the engines Sparse is compared with.
+func sparseReferences() []namedEngine {
+	return []namedEngine{
+		{"clp-dual", CLP{Algorithm: CLPDual}},
+		{"clp-primal", CLP{Algorithm: CLPPrimal}},
+		{"simplex", Simplex{}},
+	}
+}

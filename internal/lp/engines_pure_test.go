@@ -6,3 +6,8 @@ package lp
 func testEngines() []namedEngine {
 	return []namedEngine{{"sparse", Sparse{}}, {"simplex", Simplex{}}}
 }
+
+// sparseReferences lists the engines Sparse is compared with.
+func sparseReferences() []namedEngine {
+	return []namedEngine{{"simplex", Simplex{}}}
+}

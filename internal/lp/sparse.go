@@ -3,6 +3,7 @@ package lp
 import (
 	"context"
 	"fmt"
+	"math"
 )
 
 // DefaultSparseMaxRows is the size guard Sparse applies when MaxRows is
@@ -149,13 +150,22 @@ func (s *sparseSolver) dualPhase(perturb bool) error {
 			if !s.growArtificial() {
 				return fmt.Errorf("lp: sparse: artificial bounds reached %g: %w", s.bigM, ErrNumerical)
 			}
-		default:
+		case s.roundOff(r):
 			s.shift(r)
+		default:
+			return fmt.Errorf("lp: sparse: row %d is infeasible by %g but no pivot is large enough to repair it: %w",
+				r, s.infeasibility(r), ErrNumerical)
 		}
 	}
 	s.unperturb()
 	s.restoreBounds()
 	return nil
+}
+
+// roundOff reports whether head[r] is infeasible by little enough to be
+// round-off: 1e-7 relative to its value.
+func (s *sparseSolver) roundOff(r int) bool {
+	return math.Abs(s.infeasibility(r)) <= 1e-7*(1+math.Abs(s.x[s.head[r]]))
 }
 
 // shift moves the violated bound of head[r] to its value: the row is

@@ -16,10 +16,11 @@ const (
 )
 
 // makeDualFeasible makes the current basis dual feasible: each boxed
-// nonbasic variable moves to the bound its reduced cost favours, and each
-// other variable whose reduced cost has the wrong sign gets an artificial
-// bound M away on that side and sits there (the "big-M box" of dual
-// simplex codes), so that the dual simplex can start. With perturb, the
+// nonbasic variable moves to the bound its reduced cost favours; a small
+// wrong reduced cost of another variable (up to spShiftCost, such as the
+// perturbation leaves) is shifted to 0 with its cost; and a larger one gets
+// an artificial bound M away on that side, where the variable sits (the
+// "big-M box" of dual simplex codes), so that the dual simplex can start. With perturb, the
 // costs are first moved by small pseudo-random amounts in the direction
 // that keeps each variable where it is: the allocation LPs are massively
 // dual degenerate (most costs are 0) and the dual simplex stalls on ties
@@ -40,11 +41,14 @@ func (s *sparseSolver) makeDualFeasible(perturb bool) {
 			s.state[j], s.x[j] = atUpper, up
 		case boxed:
 			s.state[j], s.x[j] = atLower, lo
-		case dj < -spTolDual && math.IsInf(up, 1):
+		case math.Abs(dj) <= spShiftCost && (dj < -s.tolD[j] && math.IsInf(up, 1) || dj > s.tolD[j] && math.IsInf(lo, -1)):
+			s.c[j] -= dj // a shift the costs' restoration undoes
+			s.d[j] = 0
+		case dj < -s.tolD[j] && math.IsInf(up, 1):
 			s.art[j] = true
 			s.up[j] = finiteOr(lo, 0) + s.bigM
 			s.state[j], s.x[j] = atUpper, s.up[j]
-		case dj > spTolDual && math.IsInf(lo, -1):
+		case dj > s.tolD[j] && math.IsInf(lo, -1):
 			s.art[j] = true
 			s.lo[j] = finiteOr(up, 0) - s.bigM
 			s.state[j], s.x[j] = atLower, s.lo[j]
@@ -232,7 +236,9 @@ func (s *sparseSolver) dualRatio(delta float64) (q int, flips []ratioCand) {
 		if g == i { // NaN ratios: take one candidate, never loop
 			g, used = i+1, cands[i].w
 		}
-		if slope-used > 0 {
+		// Flip the group only if x_p stays infeasible past it: if the flips
+		// make it feasible to the tolerance, a variable of the group enters.
+		if slope-used > spTolPrimal+1e-12*math.Abs(delta) {
 			slope -= used
 			i = g
 			continue
@@ -276,7 +282,7 @@ func (s *sparseSolver) ratioCandidates(delta float64) []ratioCand {
 				continue
 			}
 		}
-		dj, tol := s.d[j], spTolDual
+		dj, tol := s.d[j], s.tolD[j]
 		if a < 0 {
 			tol = -tol
 		}
@@ -369,14 +375,18 @@ func (s *sparseSolver) certify(r int) (infeasible, helps bool) {
 	if s.art[p] && (below && math.IsInf(s.lower[p], -1) || !below && math.IsInf(s.upper[p], 1)) {
 		return false, true
 	}
+	violation := math.Abs(s.infeasibility(r))
 	// best is the value of x_p closest to its violated bound.
 	var best float64
 	for j, a := range s.alpha {
 		if s.state[j] == isBasic {
 			continue
 		}
-		if math.Abs(a) <= spTolPivot {
-			best -= a * s.x[j] // too small to move: x_j stays
+		// Entries too small to pivot on leave x_j where it is, unless an
+		// artificial bound makes that a sizeable part of x_p's violation:
+		// such x_j count at their true bounds.
+		if math.Abs(a) <= spTolPivot && (!s.art[j] || math.Abs(a*s.x[j]) <= 1e-3*violation) {
+			best -= a * s.x[j]
 			continue
 		}
 		// x_p gains −a·x_j: toward the bound if below == (−a·x_j grows).

@@ -50,7 +50,7 @@ func (s *sparseSolver) primal() (outcome, error) {
 // chooseColumn returns the nonbasic variable whose reduced cost has the
 // wrong sign by the most, or −1.
 func (s *sparseSolver) chooseColumn() int {
-	best, q := spTolDual, -1
+	best, q := 0.0, -1
 	for j, st := range s.state {
 		if st == isBasic {
 			continue

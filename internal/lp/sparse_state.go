@@ -29,6 +29,7 @@ const (
 	spBigM      = 1e6   // first artificial bound, see makeDualFeasible
 	spMaxBigM   = 1e13  // artificial bounds grow no further
 	spMinWeight = 1e-12 // floor of a steepest-edge weight
+	spShiftCost = 1e-6  // wrong reduced costs up to this are shifted away, not boxed
 )
 
 // sparseSolver is the state of one solve of a sparseModel.
@@ -37,6 +38,7 @@ type sparseSolver struct {
 	ctx context.Context
 
 	lo, up []float64 // working bounds: the model's, or artificial ones
+	tolD   []float64 // dual tolerances, see dualTolerances
 	c      []float64 // working costs: the model's, or perturbed
 	art    []bool    // variable has an artificial bound
 	bigM   float64
@@ -62,7 +64,7 @@ func newSparseSolver(ctx context.Context, md *sparseModel, maxIter int) *sparseS
 	s := &sparseSolver{
 		sparseModel: md, ctx: ctx, maxIter: maxIter, bigM: spBigM,
 		lo: append([]float64(nil), md.lower...), up: append([]float64(nil), md.upper...),
-		c: append([]float64(nil), md.cost...), art: make([]bool, nt),
+		c: append([]float64(nil), md.cost...), art: make([]bool, nt), tolD: md.dualTolerances(),
 		x: make([]float64, nt), d: make([]float64, nt), state: make([]nbState, nt),
 		head: make([]int, m), pos: make([]int, nt), dse: ones(m),
 		rho: make([]float64, m), rhs: make([]float64, m), col: make([]float64, m),
@@ -285,20 +287,41 @@ func (s *sparseSolver) infeasibility(k int) float64 {
 }
 
 // improvable returns by how much nonbasic j's reduced cost has the wrong
-// sign for where it sits (0 if none, or if j is fixed or basic).
+// sign for where it sits, 0 if by no more than its tolerance or if j is
+// fixed or basic.
 func (s *sparseSolver) improvable(j int) float64 {
-	if s.lo[j] == s.up[j] {
+	var v float64
+	switch {
+	case s.lo[j] == s.up[j]:
+	case s.state[j] == atLower:
+		v = -s.d[j]
+	case s.state[j] == atUpper:
+		v = s.d[j]
+	case s.state[j] == atZero || s.state[j] == atValue:
+		v = math.Abs(s.d[j])
+	}
+	if v <= s.tolD[j] {
 		return 0
 	}
-	switch s.state[j] {
-	case atLower:
-		return max(-s.d[j], 0)
-	case atUpper:
-		return max(s.d[j], 0)
-	case atZero, atValue:
-		return math.Abs(s.d[j])
+	return v
+}
+
+// dualTolerances returns each variable's dual tolerance: spTolDual on the
+// scaled problem, tighter for a variable whose scaling shrank its cost
+// (by γ·C_j, at most a millionfold), so that a reduced cost the scaling
+// made tiny still counts where it matters in the problem's own units.
+func (md *sparseModel) dualTolerances() []float64 {
+	tol := make([]float64, md.n+md.m)
+	for j := range tol {
+		var f float64
+		if j < md.n {
+			f = md.costScale * md.colScale[j]
+		} else {
+			f = md.costScale / md.rowScale[j-md.n]
+		}
+		tol[j] = spTolDual * min(max(f, 1e-6), 1)
 	}
-	return 0
+	return tol
 }
 
 // feasible reports whether x_B lies within its bounds and whether every
@@ -312,7 +335,7 @@ func (s *sparseSolver) feasible() (primal, dual bool) {
 		}
 	}
 	for j := range s.d {
-		if s.improvable(j) > spTolDual {
+		if s.improvable(j) > 0 {
 			dual = false
 			break
 		}
