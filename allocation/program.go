@@ -12,7 +12,7 @@ import (
 
 // Solver selects the LP engine a Program uses. The zero value, Auto, is CLP
 // when dlsched is built with the clp tag (go build -tags clp, which needs cgo
-// and the CLP library) and the pure-Go simplex otherwise.
+// and the CLP library) and the pure-Go sparse simplex otherwise.
 type Solver int
 
 const (
@@ -22,8 +22,9 @@ const (
 	// only with the clp build tag; elsewhere a Program that asks for it
 	// fails with ErrNoSolver.
 	CLP
-	// PureGo is a dense simplex from gonum: no C dependency, but limited to
-	// small programs (about 150 jobs) and returns ErrTooLarge beyond that.
+	// PureGo is internal/lp's sparse dual simplex in pure Go: no C
+	// dependency, a few times slower than CLP on large programs (the
+	// max-min LP of 2048 jobs), and ErrTooLarge beyond 32,768 rows.
 	PureGo
 )
 

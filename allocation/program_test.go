@@ -216,7 +216,7 @@ func TestProgramGavelHandCase(t *testing.T) {
 }
 
 func TestProgramEngineName(t *testing.T) {
-	want := map[allocation.Solver]string{allocation.CLP: "clp", allocation.PureGo: "simplex"}
+	want := map[allocation.Solver]string{allocation.CLP: "clp", allocation.PureGo: "sparse"}
 	solvers := append([]allocation.Solver{allocation.Auto}, allocation.Solvers()...)
 	for _, s := range solvers {
 		t.Run(s.String(), func(t *testing.T) {

@@ -5,6 +5,6 @@ package lp
 // HasCLP reports whether the CLP engine is compiled in.
 const HasCLP = false
 
-func defaultEngine() Engine { return Simplex{} }
+func defaultEngine() Engine { return Sparse{} }
 
 func clpEngine() Engine { return nil }

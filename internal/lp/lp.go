@@ -233,11 +233,12 @@ type Engine interface {
 }
 
 // Default returns the engine used when a caller names none: CLP when the
-// package is built with the clp tag (and cgo), Simplex otherwise.
+// package is built with the clp tag (and cgo), Sparse otherwise.
 func Default() Engine { return defaultEngine() }
 
-// Named returns the engine with the given name, "auto" (Default), "clp" or
-// "purego", and false when the name is unknown or the engine is not compiled
+// Named returns the engine with the given name: "auto" (Default), "clp",
+// "purego" (the pure-Go default, Sparse), "sparse" or "simplex" (the dense
+// engine); false when the name is unknown or the engine is not compiled
 // into this build.
 func Named(name string) (Engine, bool) {
 	switch name {
@@ -246,7 +247,9 @@ func Named(name string) (Engine, bool) {
 	case "clp":
 		e := clpEngine()
 		return e, e != nil
-	case "purego":
+	case "purego", "sparse":
+		return Sparse{}, true
+	case "simplex":
 		return Simplex{}, true
 	}
 	return nil, false

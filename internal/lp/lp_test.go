@@ -550,7 +550,7 @@ func TestDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantEngine := "simplex"
+	wantEngine := "sparse"
 	if HasCLP {
 		wantEngine = "clp"
 	}

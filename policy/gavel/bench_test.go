@@ -15,16 +15,12 @@ import (
 
 // BenchmarkLAS follows Gavel's policy-runtime experiment: n jobs on a cluster
 // with n/4 GPUs of each of 3 types, jobs needing 1, 2, 4 or 8 GPUs with
-// probability 70/10/15/5 %. The pure-Go engine runs only where its size
-// guard admits the program. Besides ns/op it reports the time spent building
+// probability 70/10/15/5 %. Besides ns/op it reports the time spent building
 // the snapshot's program (build-ms), solving both LP stages (solve-ms) and
 // turning X into an Allocation (extract-ms).
 func BenchmarkLAS(b *testing.B) {
 	for _, solver := range allocation.Solvers() {
 		for _, n := range []int{32, 128, 512, 2048} {
-			if solver == allocation.PureGo && n > 128 {
-				continue
-			}
 			s := randomSnapshot(rand.New(rand.NewPCG(uint64(n), 7)), n, 3, n/4)
 			b.Run(fmt.Sprintf("%s/jobs=%d", solver, n), func(b *testing.B) {
 				p := &MaxMinFairness{Solver: solver}
