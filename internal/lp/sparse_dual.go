@@ -161,7 +161,7 @@ func (s *sparseSolver) dual() (outcome, int, error) {
 		}
 		s.ftranColumn(q)
 		if !s.consistent(r, q) {
-			if count, _ := s.lu.etas(); count > 0 {
+			if s.lu.etas() > 0 {
 				if err := s.refresh(); err != nil {
 					return 0, -1, err
 				}
@@ -312,7 +312,7 @@ func (s *sparseSolver) dualStep(r, q int, delta, wr float64, flips []ratioCand) 
 	s.flip(flips)
 	// tau = B⁻¹rho for the weights, before the basis changes.
 	copy(s.rhs, s.rho)
-	s.lu.ftran(s.rhs, s.tau)
+	s.lu.ftran(s.rhs, s.tau, nil)
 	leave, target := atLower, s.lo[p]
 	if delta > 0 {
 		leave, target = atUpper, s.up[p]
@@ -355,7 +355,7 @@ func (s *sparseSolver) flip(flips []ratioCand) {
 			s.rhs[i] -= val[t] * delta
 		}
 	}
-	s.lu.ftran(s.rhs, s.tau)
+	s.lu.ftran(s.rhs, s.tau, nil)
 	for k, v := range s.tau {
 		if v != 0 {
 			s.x[s.head[k]] += v

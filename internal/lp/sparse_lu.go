@@ -3,35 +3,57 @@ package lp
 import "math"
 
 // luFactor is a sparse LU factorization of a basis matrix B, with the
-// basis changes since then kept in product form (eta vectors).
+// basis changes since then as Forrest–Tomlin updates.
 //
 // Columns of B are numbered by basis position, rows by constraint. The
-// factorization is a sequence of pivots s = 0, 1, …: pivot s eliminates
-// column pcol[s] using row prow[s], so that B = L·U with L the product of
-// the elimination steps (lower triangular after permutation) and U the
-// pivot rows as they were when they were pivoted.
+// factorization is a sequence of steps s = 0, 1, …: step s pivots on row
+// prow[s] and column pcol[s], with B = L·U, L the product of the
+// elimination steps and U the pivot rows as they were when pivoted: row s
+// of U has the diagonal diag[s] and entries in the columns of later steps
+// (uIdx holds step numbers).
+//
+// An update replaces the column of position r, pivoted at step t, by a new
+// one. Forrest and Tomlin's method appends a step for it instead of
+// recomputing: step t dies, the new column's image under L and the updates
+// so far (the spike) becomes the column of the new last step, and the old
+// row of step t, which now lies below the diagonal, is eliminated with the
+// rows of the steps after t; the multipliers form a row eta, applied after
+// L. The new step's row has only its diagonal left, and the spike's
+// entries above it are kept by column (spike) and by row (rowSpikes). On
+// the allocation LPs the images B⁻¹a of entering columns are dense (every
+// basic share hangs on t), while spikes and row etas stay sparse: updates
+// in product form, which store B⁻¹a, made FTRAN three quarters of the
+// solve.
 type luFactor struct {
-	m          int
+	m, m0      int // rows; steps of the factorization proper
 	prow, pcol []int
 	diag       []float64
-	// Row s of U (without its pivot): uIdx/uVal[uStart[s]:uStart[s+1]],
-	// indexed by basis position.
-	uStart []int
-	uIdx   []int
-	uVal   []float64
-	// Multipliers of step s: lIdx/lVal[lStart[s]:lStart[s+1]], by row.
+	dead       []bool
+	stepOf     []int // basis position → its live step
+	owner      []int // row → its live step
+	uStart     []int
+	uIdx       []int
+	uVal       []float64
+	// Multipliers of step s < m0: lIdx/lVal[lStart[s]:lStart[s+1]], by row.
 	lStart []int
 	lIdx   []int
 	lVal   []float64
-	// Eta k replaced basis position etaPos[k] by a column whose FTRAN
-	// image had etaPiv[k] there and etaIdx/etaVal[etaStart[k]:…] elsewhere.
-	etaPos   []int
-	etaPiv   []float64
-	etaStart []int
-	etaIdx   []int
-	etaVal   []float64
+	// Update k (step m0+k): its spike, entries by row, and its row eta
+	// (row rTarget[k] −= Σ rVal·row rIdx).
+	spStart    []int
+	spIdx      []int
+	spVal      []float64
+	rTarget    []int
+	rStart     []int
+	rIdx       []int
+	rVal       []float64
+	rowSpikes  [][]spikeEntry // live spike entries by row
+	work, elim []float64      // by step
+}
 
-	work []float64
+type spikeEntry struct {
+	step int
+	v    float64
 }
 
 // luThreshold is the threshold of partial pivoting: a pivot is at least
@@ -119,6 +141,7 @@ func (f *luFactor) factorize(m int, col func(k int) ([]int, []float64)) (badCols
 		}
 		f.eliminate(b, p, q)
 	}
+	f.finish()
 	for k := range m {
 		if !b.colDone[k] {
 			badCols = append(badCols, k)
@@ -137,15 +160,31 @@ func (f *luFactor) reset(m int) {
 	f.prow, f.pcol, f.diag = f.prow[:0], f.pcol[:0], f.diag[:0]
 	f.uStart, f.uIdx, f.uVal = append(f.uStart[:0], 0), f.uIdx[:0], f.uVal[:0]
 	f.lStart, f.lIdx, f.lVal = append(f.lStart[:0], 0), f.lIdx[:0], f.lVal[:0]
-	f.clearEtas()
-	if len(f.work) != m {
-		f.work = make([]float64, m)
+	f.spStart, f.spIdx, f.spVal = append(f.spStart[:0], 0), f.spIdx[:0], f.spVal[:0]
+	f.rTarget, f.rStart, f.rIdx, f.rVal = f.rTarget[:0], append(f.rStart[:0], 0), f.rIdx[:0], f.rVal[:0]
+	if len(f.rowSpikes) != m {
+		f.rowSpikes = make([][]spikeEntry, m)
+		f.stepOf, f.owner = make([]int, m), make([]int, m)
+	}
+	for i := range f.rowSpikes {
+		f.rowSpikes[i] = f.rowSpikes[i][:0]
 	}
 }
 
-func (f *luFactor) clearEtas() {
-	f.etaPos, f.etaPiv = f.etaPos[:0], f.etaPiv[:0]
-	f.etaStart, f.etaIdx, f.etaVal = append(f.etaStart[:0], 0), f.etaIdx[:0], f.etaVal[:0]
+// finish numbers U's entries by step and sizes the work arrays.
+func (f *luFactor) finish() {
+	f.m0 = len(f.prow)
+	for s, k := range f.pcol {
+		f.stepOf[k] = s
+		f.owner[f.prow[s]] = s
+	}
+	for t, k := range f.uIdx {
+		f.uIdx[t] = f.stepOf[k]
+	}
+	f.dead = append(f.dead[:0], make([]bool, f.m0)...)
+	if need := f.m0 + spMaxUpdates + 1; len(f.work) < need {
+		f.work, f.elim = make([]float64, need), make([]float64, need)
+	}
 }
 
 func newLUBuild(m int, col func(k int) ([]int, []float64)) *luBuild {
@@ -318,10 +357,11 @@ func (b *luBuild) update(i, q int, l float64, urow []luEntry) {
 }
 
 // ftran solves B·z = rhs. rhs is indexed by row and is overwritten; z, by
-// basis position, receives the solution.
-func (f *luFactor) ftran(rhs, z []float64) {
-	for s, p := range f.prow {
-		v := rhs[p]
+// basis position, receives the solution. If spike is not nil it receives
+// rhs after L and the row etas, which update needs for this column.
+func (f *luFactor) ftran(rhs, z, spike []float64) {
+	for s := range f.m0 {
+		v := rhs[f.prow[s]]
 		if v == 0 {
 			continue
 		}
@@ -329,48 +369,86 @@ func (f *luFactor) ftran(rhs, z []float64) {
 			rhs[f.lIdx[t]] -= f.lVal[t] * v
 		}
 	}
-	for s := len(f.prow) - 1; s >= 0; s-- {
-		v := rhs[f.prow[s]]
-		for t := f.uStart[s]; t < f.uStart[s+1]; t++ {
-			v -= f.uVal[t] * z[f.uIdx[t]]
+	for k, target := range f.rTarget {
+		var acc float64
+		for t := f.rStart[k]; t < f.rStart[k+1]; t++ {
+			acc += f.rVal[t] * rhs[f.rIdx[t]]
 		}
-		z[f.pcol[s]] = v / f.diag[s]
+		rhs[target] -= acc
 	}
-	for k, r := range f.etaPos {
-		v := z[r]
-		if v == 0 {
+	if spike != nil {
+		copy(spike, rhs)
+	}
+	w := f.work
+	for s := len(f.prow) - 1; s >= 0; s-- {
+		w[s] = 0
+		if f.dead[s] {
 			continue
 		}
-		v /= f.etaPiv[k]
-		z[r] = v
-		for t := f.etaStart[k]; t < f.etaStart[k+1]; t++ {
-			z[f.etaIdx[t]] -= f.etaVal[t] * v
+		if s >= f.m0 {
+			v := rhs[f.prow[s]] / f.diag[s]
+			w[s] = v
+			if v != 0 {
+				// Entries in rows a later update took over were
+				// eliminated from them: skip those.
+				k := s - f.m0
+				for t := f.spStart[k]; t < f.spStart[k+1]; t++ {
+					if i := f.spIdx[t]; f.owner[i] < s {
+						rhs[i] -= f.spVal[t] * v
+					}
+				}
+			}
+			continue
 		}
+		v := rhs[f.prow[s]]
+		for t := f.uStart[s]; t < f.uStart[s+1]; t++ {
+			v -= f.uVal[t] * w[f.uIdx[t]]
+		}
+		w[s] = v / f.diag[s]
+	}
+	for r, s := range f.stepOf {
+		z[r] = w[s]
 	}
 }
 
-// btran solves Bᵀ·y = c. c is indexed by basis position and is
-// overwritten; y, by row, receives the solution.
+// btran solves Bᵀ·y = c. c is indexed by basis position; y, by row,
+// receives the solution.
 func (f *luFactor) btran(c, y []float64) {
-	for k := len(f.etaPos) - 1; k >= 0; k-- {
-		r := f.etaPos[k]
-		v := c[r]
-		for t := f.etaStart[k]; t < f.etaStart[k+1]; t++ {
-			v -= f.etaVal[t] * c[f.etaIdx[t]]
-		}
-		c[r] = v / f.etaPiv[k]
+	w := f.work
+	for s := range f.prow {
+		w[s] = 0
 	}
-	for s, p := range f.prow {
-		v := c[f.pcol[s]] / f.diag[s]
-		y[p] = v
+	for r, s := range f.stepOf {
+		w[s] = c[r]
+	}
+	for s := range f.prow {
+		if f.dead[s] {
+			continue
+		}
+		v := w[s] / f.diag[s]
+		y[f.prow[s]] = v
 		if v == 0 {
 			continue
 		}
-		for t := f.uStart[s]; t < f.uStart[s+1]; t++ {
-			c[f.uIdx[t]] -= f.uVal[t] * v
+		if s < f.m0 {
+			for t := f.uStart[s]; t < f.uStart[s+1]; t++ {
+				w[f.uIdx[t]] -= f.uVal[t] * v
+			}
+		}
+		for _, e := range f.rowSpikes[f.prow[s]] {
+			w[e.step] -= e.v * v
 		}
 	}
-	for s := len(f.prow) - 1; s >= 0; s-- {
+	for k := len(f.rTarget) - 1; k >= 0; k-- {
+		v := y[f.rTarget[k]]
+		if v == 0 {
+			continue
+		}
+		for t := f.rStart[k]; t < f.rStart[k+1]; t++ {
+			y[f.rIdx[t]] -= f.rVal[t] * v
+		}
+	}
+	for s := f.m0 - 1; s >= 0; s-- {
 		v := y[f.prow[s]]
 		for t := f.lStart[s]; t < f.lStart[s+1]; t++ {
 			v -= f.lVal[t] * y[f.lIdx[t]]
@@ -379,22 +457,82 @@ func (f *luFactor) btran(c, y []float64) {
 	}
 }
 
-// update records that basis position r now holds the column whose FTRAN
-// image (before the change) is alpha.
-func (f *luFactor) update(r int, alpha []float64) {
-	f.etaPos = append(f.etaPos, r)
-	f.etaPiv = append(f.etaPiv, alpha[r])
-	for i, v := range alpha {
-		if i != r && math.Abs(v) > 1e-14 {
-			f.etaIdx, f.etaVal = append(f.etaIdx, i), append(f.etaVal, v)
+// spMaxUpdates bounds the updates between factorizations.
+const spMaxUpdates = 100
+
+// update replaces the column of basis position r by the one whose spike
+// (see ftran) is given. It returns false when the new diagonal is too
+// small for the factors to stay accurate: the caller must factorize.
+func (f *luFactor) update(r int, spike []float64) bool {
+	t, step := f.stepOf[r], len(f.prow)
+	p := f.prow[t]
+	for i, v := range spike {
+		if i != p && v != 0 && math.Abs(v) > 1e-14 {
+			f.spIdx, f.spVal = append(f.spIdx, i), append(f.spVal, v)
+			f.rowSpikes[i] = append(f.rowSpikes[i], spikeEntry{step, v})
 		}
 	}
-	f.etaStart = append(f.etaStart, len(f.etaIdx))
+	f.spStart = append(f.spStart, len(f.spIdx))
+	f.dead = append(f.dead, false)
+	diag, big := f.eliminateRow(t, step, spike[p])
+	f.dead[t] = true
+	f.rowSpikes[p] = f.rowSpikes[p][:0]
+	f.prow, f.pcol, f.diag = append(f.prow, p), append(f.pcol, r), append(f.diag, diag)
+	f.stepOf[r], f.owner[p] = step, step
+	f.rTarget = append(f.rTarget, p)
+	f.rStart = append(f.rStart, len(f.rIdx))
+	return math.Abs(diag) > 1e-9*max(1, big) && len(f.rTarget) < spMaxUpdates
 }
 
-// etas returns the number of updates since the last factorization and
-// their nonzeros.
-func (f *luFactor) etas() (count, nnz int) { return len(f.etaPos), len(f.etaIdx) }
+// eliminateRow clears the entries of step t's row in the columns of the
+// steps after it, in order, recording the multipliers as a row eta, and
+// returns what is left in the new step's column (the new diagonal) and the
+// largest magnitude met.
+func (f *luFactor) eliminateRow(t, step int, own float64) (diag, big float64) {
+	w := f.elim
+	if t < f.m0 {
+		for t2 := f.uStart[t]; t2 < f.uStart[t+1]; t2++ {
+			if k := f.uIdx[t2]; !f.dead[k] {
+				w[k] = f.uVal[t2]
+			}
+		}
+	}
+	for _, e := range f.rowSpikes[f.prow[t]] {
+		if e.step > t && !f.dead[e.step] {
+			w[e.step] += e.v
+		}
+	}
+	w[step] = own
+	big = math.Abs(own)
+	for s := t + 1; s < step; s++ {
+		if f.dead[s] || w[s] == 0 {
+			w[s] = 0
+			continue
+		}
+		mu := w[s] / f.diag[s]
+		w[s] = 0
+		big = max(big, math.Abs(mu))
+		f.rIdx, f.rVal = append(f.rIdx, f.prow[s]), append(f.rVal, mu)
+		if s < f.m0 {
+			for t2 := f.uStart[s]; t2 < f.uStart[s+1]; t2++ {
+				if k := f.uIdx[t2]; !f.dead[k] {
+					w[k] -= mu * f.uVal[t2]
+				}
+			}
+		}
+		for _, e := range f.rowSpikes[f.prow[s]] {
+			if e.step > s && !f.dead[e.step] {
+				w[e.step] -= mu * e.v
+			}
+		}
+	}
+	diag = w[step]
+	w[step] = 0
+	return diag, big
+}
+
+// etas returns the number of updates since the last factorization.
+func (f *luFactor) etas() int { return len(f.rTarget) }
 
 // nnz returns the nonzeros of L and U.
 func (f *luFactor) nnz() int { return len(f.uIdx) + len(f.lIdx) + len(f.diag) }

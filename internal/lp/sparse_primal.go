@@ -32,7 +32,7 @@ func (s *sparseSolver) primal() (outcome, error) {
 		if r >= 0 {
 			s.pivotRow(r)
 			if !s.consistent(r, q) {
-				if count, _ := s.lu.etas(); count > 0 {
+				if s.lu.etas() > 0 {
 					if err := s.refresh(); err != nil {
 						return 0, err
 					}

@@ -24,7 +24,7 @@ const (
 	spTolPrimal = 1e-9  // a basic value this far outside its bounds is infeasible
 	spTolDual   = 1e-9  // a reduced cost this far of the wrong sign is dual infeasible
 	spTolPivot  = 1e-9  // smaller entries of a pivot row or column are never pivots
-	spRefactor  = 40    // updates between factorizations
+	spRefactor  = 100   // updates between factorizations
 	spCheckCtx  = 32    // iterations between looks at the context
 	spBigM      = 1e6   // first artificial bound, see makeDualFeasible
 	spMaxBigM   = 1e13  // artificial bounds grow no further
@@ -54,6 +54,8 @@ type sparseSolver struct {
 	// Work vectors: rho and rhs by row, col and tau by position, alpha
 	// over all variables.
 	rho, rhs, col, tau, alpha []float64
+	spike                     []float64 // by row, see luFactor.update
+	stale                     bool      // the factors need a factorization
 	one                       []int
 	minusOne                  []float64
 	cands                     []ratioCand
@@ -68,7 +70,7 @@ func newSparseSolver(ctx context.Context, md *sparseModel, maxIter int) *sparseS
 		x: make([]float64, nt), d: make([]float64, nt), state: make([]nbState, nt),
 		head: make([]int, m), pos: make([]int, nt), dse: ones(m),
 		rho: make([]float64, m), rhs: make([]float64, m), col: make([]float64, m),
-		tau: make([]float64, m), alpha: make([]float64, nt),
+		tau: make([]float64, m), alpha: make([]float64, nt), spike: make([]float64, m),
 		one: make([]int, 1), minusOne: make([]float64, 1),
 	}
 	return s
@@ -159,6 +161,7 @@ func (s *sparseSolver) refresh() error {
 	if err := s.factor(); err != nil {
 		return err
 	}
+	s.stale = false
 	s.computeXB()
 	s.computeDuals()
 	return nil
@@ -176,7 +179,7 @@ func (s *sparseSolver) computeXB() {
 			s.rhs[i] -= val[t] * s.x[j]
 		}
 	}
-	s.lu.ftran(s.rhs, s.col)
+	s.lu.ftran(s.rhs, s.col, nil)
 	for k, j := range s.head {
 		s.x[j] = s.col[k]
 	}
@@ -208,14 +211,14 @@ func (s *sparseSolver) dot(j int, y []float64) float64 {
 	return v
 }
 
-// ftranColumn sets col to B⁻¹a_j.
+// ftranColumn sets col to B⁻¹a_j, and spike to what an update needs.
 func (s *sparseSolver) ftranColumn(j int) {
 	clear(s.rhs)
 	idx, val := s.column(j, s.one, s.minusOne)
 	for t, i := range idx {
 		s.rhs[i] = val[t]
 	}
-	s.lu.ftran(s.rhs, s.col)
+	s.lu.ftran(s.rhs, s.col, s.spike)
 }
 
 // pivotRow sets rho to row r of B⁻¹ and alpha to row r of B⁻¹A over the
@@ -251,7 +254,7 @@ func (s *sparseSolver) tick() error {
 	if s.iter > s.maxIter {
 		return fmt.Errorf("lp: sparse: %d iterations: %w", s.maxIter, ErrTimeLimit)
 	}
-	if count, _ := s.lu.etas(); count >= spRefactor {
+	if s.stale || s.lu.etas() >= spRefactor {
 		return s.refresh()
 	}
 	return nil
@@ -270,7 +273,7 @@ func (s *sparseSolver) swap(r, q int, leave nbState) {
 	}
 	s.head[r], s.pos[q], s.state[q] = q, r, isBasic
 	s.d[q] = 0
-	s.lu.update(r, s.col)
+	s.stale = !s.lu.update(r, s.spike)
 }
 
 // infeasibility returns how far basic position k lies outside its bounds,
