@@ -3,7 +3,6 @@ package lp
 import (
 	"context"
 	"fmt"
-	"math"
 )
 
 // DefaultSparseMaxRows is the size guard Sparse applies when MaxRows is
@@ -150,11 +149,8 @@ func (s *sparseSolver) dualPhase(perturb bool) error {
 			if !s.growArtificial() {
 				return fmt.Errorf("lp: sparse: artificial bounds reached %g: %w", s.bigM, ErrNumerical)
 			}
-		case s.roundOff(r):
-			s.shift(r)
 		default:
-			return fmt.Errorf("lp: sparse: row %d is infeasible by %g but no pivot is large enough to repair it: %w",
-				r, s.infeasibility(r), ErrNumerical)
+			s.shift(r)
 		}
 	}
 	s.unperturb()
@@ -162,21 +158,17 @@ func (s *sparseSolver) dualPhase(perturb bool) error {
 	return nil
 }
 
-// roundOff reports whether head[r] is infeasible by little enough to be
-// round-off: 1e-7 relative to its value.
-func (s *sparseSolver) roundOff(r int) bool {
-	return math.Abs(s.infeasibility(r)) <= 1e-7*(1+math.Abs(s.x[s.head[r]]))
-}
-
-// shift moves the violated bound of head[r] to its value: the row is
-// infeasible by no more than round-off but no pivot can repair it.
-// restoreBounds undoes the shift.
+// shift moves the violated bound of head[r] to its value, for the rest of
+// the solve: certify found the violation too small to prove the problem
+// infeasible (1e-6 relative), yet no pivot can repair it, as when a bound
+// is fixed at another engine's optimum, feasible within that engine's
+// tolerance. The solution is then optimal for bounds relaxed that little.
 func (s *sparseSolver) shift(r int) {
 	p := s.head[r]
 	if s.x[p] < s.lo[p] {
-		s.lo[p] = s.x[p]
+		s.lo[p], s.lower[p] = s.x[p], min(s.lower[p], s.x[p])
 	} else {
-		s.up[p] = s.x[p]
+		s.up[p], s.upper[p] = s.x[p], max(s.upper[p], s.x[p])
 	}
 }
 
