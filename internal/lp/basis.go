@@ -26,17 +26,17 @@ const (
 // activity sits at.
 //
 // A basis is only a hint: an engine that cannot use one ignores it, and CLP
-// repairs one that is not a valid basis (too many or too few Basic entries,
-// or a singular one) before it starts. The optimum reached is optimal for
-// the problem whatever the start; where the optimum is not unique, a
-// different start may reach a different optimal vertex.
+// and Sparse repair one that is not a valid basis (too many or too few
+// Basic entries, or a singular one) before they start. The optimum reached
+// is optimal for the problem whatever the start; where the optimum is not
+// unique, a different start may reach a different optimal vertex.
 type Basis struct {
 	Vars []BasisStatus
 	Rows []BasisStatus
 }
 
 // Start makes b the starting basis of p's next solve by engines that take
-// one (CLP); a nil b, or one whose lengths do not match p's variables and
+// one (CLP, Sparse); a nil b, or one whose lengths do not match p's variables and
 // rows at solve time, means a cold start. p keeps b, not a copy.
 func (p *Problem) Start(b *Basis) { p.start = b }
 

@@ -27,9 +27,9 @@ const DefaultSimplexMaxCols = 1200
 const tooLargeHint = "the CLP engine (go build -tags clp, with cgo and the CLP library) has no such guard"
 
 // Simplex solves problems with gonum's dense simplex
-// (gonum.org/v1/gonum/optimize/convex/lp), in pure Go. It is the default
-// engine of builds without the clp tag, meant for the small problems of tests
-// and small clusters.
+// (gonum.org/v1/gonum/optimize/convex/lp), in pure Go. It was the default
+// engine of builds without the clp tag before Sparse; it is meant for small
+// problems, and the tests compare Sparse with it.
 //
 // gonum accepts only min cᵀx subject to Ax = b, x ≥ 0, so Solve rewrites the
 // problem into that standard form: finite lower bounds are shifted to zero,

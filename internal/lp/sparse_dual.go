@@ -161,7 +161,7 @@ func (s *sparseSolver) dual() (outcome, int, error) {
 		}
 		s.ftranColumn(q)
 		if !s.consistent(r, q) {
-			if s.lu.etas() > 0 {
+			if s.lu.updates() > 0 {
 				if err := s.refresh(); err != nil {
 					return 0, -1, err
 				}
@@ -263,7 +263,8 @@ func (s *sparseSolver) ratioCandidates(delta float64) []ratioCand {
 		sgn = -1
 	}
 	cands := s.cands[:0]
-	for j, aj := range s.alpha {
+	for _, j := range s.touched {
+		aj := s.alpha[j]
 		if aj == 0 || s.state[j] == isBasic || s.lo[j] == s.up[j] {
 			continue
 		}
@@ -303,9 +304,9 @@ func (s *sparseSolver) ratioCandidates(delta float64) []ratioCand {
 func (s *sparseSolver) dualStep(r, q int, delta, wr float64, flips []ratioCand) {
 	p := s.head[r]
 	theta := s.d[q] / s.alpha[q]
-	for j, a := range s.alpha {
-		if a != 0 && s.state[j] != isBasic {
-			s.d[j] -= theta * a
+	for _, j := range s.touched {
+		if s.state[j] != isBasic {
+			s.d[j] -= theta * s.alpha[j]
 		}
 	}
 	s.d[p] = -theta

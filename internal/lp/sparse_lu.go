@@ -34,6 +34,11 @@ type luFactor struct {
 	uStart     []int
 	uIdx       []int
 	uVal       []float64
+	// U by column too, for ftran, which then skips the columns of zero
+	// values: the steps of column s's entries in ucStep[ucStart[s]:…].
+	ucStart []int
+	ucStep  []int
+	ucVal   []float64
 	// Multipliers of step s < m0: lIdx/lVal[lStart[s]:lStart[s+1]], by row.
 	lStart []int
 	lIdx   []int
@@ -128,7 +133,7 @@ func (b *buckets) move(i, c int) {
 }
 
 // factorize computes the LU factorization of the m×m matrix whose column
-// k is given by col(k) (row indices and values), and clears the etas. It
+// k is given by col(k) (row indices and values), and clears the updates. It
 // returns the positions it could not pivot and the rows left without a
 // pivot, equally many: empty unless B is singular (numerically).
 func (f *luFactor) factorize(m int, col func(k int) ([]int, []float64)) (badCols, badRows []int) {
@@ -181,9 +186,31 @@ func (f *luFactor) finish() {
 	for t, k := range f.uIdx {
 		f.uIdx[t] = f.stepOf[k]
 	}
+	f.transposeU()
 	f.dead = append(f.dead[:0], make([]bool, f.m0)...)
 	if need := f.m0 + spMaxUpdates + 1; len(f.work) < need {
 		f.work, f.elim = make([]float64, need), make([]float64, need)
+	}
+}
+
+// transposeU stores U by column.
+func (f *luFactor) transposeU() {
+	f.ucStart = append(f.ucStart[:0], make([]int, f.m0+1)...)
+	for _, k := range f.uIdx {
+		f.ucStart[k+1]++
+	}
+	for s := range f.m0 {
+		f.ucStart[s+1] += f.ucStart[s]
+	}
+	n := len(f.uIdx)
+	f.ucStep, f.ucVal = append(f.ucStep[:0], make([]int, n)...), append(f.ucVal[:0], make([]float64, n)...)
+	next := append([]int(nil), f.ucStart[:f.m0]...)
+	for s := range f.m0 {
+		for t := f.uStart[s]; t < f.uStart[s+1]; t++ {
+			k := f.uIdx[t]
+			f.ucStep[next[k]], f.ucVal[next[k]] = s, f.uVal[t]
+			next[k]++
+		}
 	}
 }
 
@@ -382,29 +409,28 @@ func (f *luFactor) ftran(rhs, z, spike []float64) {
 	w := f.work
 	for s := len(f.prow) - 1; s >= 0; s-- {
 		w[s] = 0
-		if f.dead[s] {
+		if f.dead[s] || rhs[f.prow[s]] == 0 {
 			continue
 		}
-		if s >= f.m0 {
-			v := rhs[f.prow[s]] / f.diag[s]
-			w[s] = v
-			if v != 0 {
-				// Entries in rows a later update took over were
-				// eliminated from them: skip those.
-				k := s - f.m0
-				for t := f.spStart[k]; t < f.spStart[k+1]; t++ {
-					if i := f.spIdx[t]; f.owner[i] < s {
-						rhs[i] -= f.spVal[t] * v
-					}
+		v := rhs[f.prow[s]] / f.diag[s]
+		w[s] = v
+		if s < f.m0 {
+			// Entries in rows of steps an update replaced are gone.
+			for t := f.ucStart[s]; t < f.ucStart[s+1]; t++ {
+				if s2 := f.ucStep[t]; !f.dead[s2] {
+					rhs[f.prow[s2]] -= f.ucVal[t] * v
 				}
 			}
 			continue
 		}
-		v := rhs[f.prow[s]]
-		for t := f.uStart[s]; t < f.uStart[s+1]; t++ {
-			v -= f.uVal[t] * w[f.uIdx[t]]
+		// Entries in rows a later update took over were eliminated from
+		// them: skip those.
+		k := s - f.m0
+		for t := f.spStart[k]; t < f.spStart[k+1]; t++ {
+			if i := f.spIdx[t]; f.owner[i] < s {
+				rhs[i] -= f.spVal[t] * v
+			}
 		}
-		w[s] = v / f.diag[s]
 	}
 	for r, s := range f.stepOf {
 		z[r] = w[s]
@@ -535,8 +561,8 @@ func (f *luFactor) eliminateRow(t, step int, own float64) (diag, big float64) {
 	return diag, big
 }
 
-// etas returns the number of updates since the last factorization.
-func (f *luFactor) etas() int { return len(f.rTarget) }
+// updates returns the number of updates since the last factorization.
+func (f *luFactor) updates() int { return len(f.rTarget) }
 
 // nnz returns the nonzeros of L and U.
 func (f *luFactor) nnz() int { return len(f.uIdx) + len(f.lIdx) + len(f.diag) }

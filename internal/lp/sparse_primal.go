@@ -32,7 +32,7 @@ func (s *sparseSolver) primal() (outcome, error) {
 		if r >= 0 {
 			s.pivotRow(r)
 			if !s.consistent(r, q) {
-				if s.lu.etas() > 0 {
+				if s.lu.updates() > 0 {
 					if err := s.refresh(); err != nil {
 						return 0, err
 					}
@@ -129,9 +129,9 @@ func (s *sparseSolver) primalStep(q, r int, dir, step float64) {
 		leave = atUpper
 	}
 	theta := s.d[q] / s.alpha[q]
-	for j, a := range s.alpha {
-		if a != 0 && s.state[j] != isBasic {
-			s.d[j] -= theta * a
+	for _, j := range s.touched {
+		if s.state[j] != isBasic {
+			s.d[j] -= theta * s.alpha[j]
 		}
 	}
 	s.d[p] = -theta

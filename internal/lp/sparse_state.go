@@ -24,7 +24,6 @@ const (
 	spTolPrimal = 1e-9  // a basic value this far outside its bounds is infeasible
 	spTolDual   = 1e-9  // a reduced cost this far of the wrong sign is dual infeasible
 	spTolPivot  = 1e-9  // smaller entries of a pivot row or column are never pivots
-	spRefactor  = 100   // updates between factorizations
 	spCheckCtx  = 32    // iterations between looks at the context
 	spBigM      = 1e6   // first artificial bound, see makeDualFeasible
 	spMaxBigM   = 1e13  // artificial bounds grow no further
@@ -55,6 +54,8 @@ type sparseSolver struct {
 	// over all variables.
 	rho, rhs, col, tau, alpha []float64
 	spike                     []float64 // by row, see luFactor.update
+	touched                   []int     // entries of alpha that may be nonzero
+	mark                      []bool    // j is in touched
 	stale                     bool      // the factors need a factorization
 	one                       []int
 	minusOne                  []float64
@@ -70,7 +71,7 @@ func newSparseSolver(ctx context.Context, md *sparseModel, maxIter int) *sparseS
 		x: make([]float64, nt), d: make([]float64, nt), state: make([]nbState, nt),
 		head: make([]int, m), pos: make([]int, nt), dse: ones(m),
 		rho: make([]float64, m), rhs: make([]float64, m), col: make([]float64, m),
-		tau: make([]float64, m), alpha: make([]float64, nt), spike: make([]float64, m),
+		tau: make([]float64, m), alpha: make([]float64, nt), spike: make([]float64, m), mark: make([]bool, nt),
 		one: make([]int, 1), minusOne: make([]float64, 1),
 	}
 	return s
@@ -227,7 +228,10 @@ func (s *sparseSolver) pivotRow(r int) float64 {
 	clear(s.tau)
 	s.tau[r] = 1
 	s.lu.btran(s.tau, s.rho)
-	clear(s.alpha)
+	for _, j := range s.touched {
+		s.alpha[j], s.mark[j] = 0, false
+	}
+	s.touched = s.touched[:0]
 	var norm float64
 	for i, y := range s.rho {
 		if y == 0 {
@@ -235,15 +239,27 @@ func (s *sparseSolver) pivotRow(r int) float64 {
 		}
 		norm += y * y
 		for k := s.rowStart[i]; k < s.rowStart[i+1]; k++ {
-			s.alpha[s.rowCol[k]] += y * s.rowVal[k]
+			j := s.rowCol[k]
+			s.alpha[j] += y * s.rowVal[k]
+			s.touch(j)
 		}
 		s.alpha[s.n+i] = -y
+		s.touch(s.n + i)
 	}
 	return norm
 }
 
+// touch lists j among the entries of alpha that may be nonzero: the
+// pivot row is often much sparser than the variables.
+func (s *sparseSolver) touch(j int) {
+	if !s.mark[j] {
+		s.mark[j] = true
+		s.touched = append(s.touched, j)
+	}
+}
+
 // tick counts an iteration, looks at the context now and then, and
-// refactorizes when the updates pile up.
+// factorizes when the last update asked for it (see luFactor.update).
 func (s *sparseSolver) tick() error {
 	s.iter++
 	if s.iter%spCheckCtx == 0 {
@@ -254,14 +270,14 @@ func (s *sparseSolver) tick() error {
 	if s.iter > s.maxIter {
 		return fmt.Errorf("lp: sparse: %d iterations: %w", s.maxIter, ErrTimeLimit)
 	}
-	if s.stale || s.lu.etas() >= spRefactor {
+	if s.stale {
 		return s.refresh()
 	}
 	return nil
 }
 
 // swap makes q basic in position r in place of head[r], which leaves at
-// the bound its state says; col must be B⁻¹a_q.
+// the bound its state says; spike must be a_q's (see ftranColumn).
 func (s *sparseSolver) swap(r, q int, leave nbState) {
 	p := s.head[r]
 	s.pos[p], s.state[p] = -1, leave
