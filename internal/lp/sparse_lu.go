@@ -39,10 +39,15 @@ type luFactor struct {
 	ucStart []int
 	ucStep  []int
 	ucVal   []float64
-	// Multipliers of step s < m0: lIdx/lVal[lStart[s]:lStart[s+1]], by row.
-	lStart []int
-	lIdx   []int
-	lVal   []float64
+	// Multipliers of step s < m0: lIdx/lVal[lStart[s]:lStart[s+1]], by row;
+	// and by the step whose pivot row they multiply: the multipliers in
+	// row prow[s] are lrVal[lrStart[s]:…], of the steps lrStep.
+	lStart  []int
+	lIdx    []int
+	lVal    []float64
+	lrStart []int
+	lrStep  []int
+	lrVal   []float64
 	// Update k (step m0+k): its spike, entries by row, and its row eta
 	// (row rTarget[k] −= Σ rVal·row rIdx).
 	spStart    []int
@@ -186,10 +191,34 @@ func (f *luFactor) finish() {
 	for t, k := range f.uIdx {
 		f.uIdx[t] = f.stepOf[k]
 	}
-	f.transposeU()
+	if f.m0 == f.m { // a singular B is factorized again, repaired
+		f.transposeU()
+		f.transposeL()
+	}
 	f.dead = append(f.dead[:0], make([]bool, f.m0)...)
 	if need := f.m0 + spMaxUpdates + 1; len(f.work) < need {
 		f.work, f.elim = make([]float64, need), make([]float64, need)
+	}
+}
+
+// transposeL stores L's multipliers by the step of their row.
+func (f *luFactor) transposeL() {
+	f.lrStart = append(f.lrStart[:0], make([]int, f.m0+1)...)
+	for _, i := range f.lIdx {
+		f.lrStart[f.owner[i]+1]++
+	}
+	for s := range f.m0 {
+		f.lrStart[s+1] += f.lrStart[s]
+	}
+	n := len(f.lIdx)
+	f.lrStep, f.lrVal = append(f.lrStep[:0], make([]int, n)...), append(f.lrVal[:0], make([]float64, n)...)
+	next := append([]int(nil), f.lrStart[:f.m0]...)
+	for s := range f.m0 {
+		for t := f.lStart[s]; t < f.lStart[s+1]; t++ {
+			k := f.owner[f.lIdx[t]]
+			f.lrStep[next[k]], f.lrVal[next[k]] = s, f.lVal[t]
+			next[k]++
+		}
 	}
 }
 
@@ -451,11 +480,12 @@ func (f *luFactor) btran(c, y []float64) {
 		if f.dead[s] {
 			continue
 		}
-		v := w[s] / f.diag[s]
-		y[f.prow[s]] = v
-		if v == 0 {
+		if w[s] == 0 {
+			y[f.prow[s]] = 0
 			continue
 		}
+		v := w[s] / f.diag[s]
+		y[f.prow[s]] = v
 		if s < f.m0 {
 			for t := f.uStart[s]; t < f.uStart[s+1]; t++ {
 				w[f.uIdx[t]] -= f.uVal[t] * v
@@ -474,12 +504,16 @@ func (f *luFactor) btran(c, y []float64) {
 			y[f.rIdx[t]] -= f.rVal[t] * v
 		}
 	}
+	// Lᵀ by rows of L, skipping zeros: row prow[s] is final once the
+	// steps after s are done, and feeds the steps before it.
 	for s := f.m0 - 1; s >= 0; s-- {
 		v := y[f.prow[s]]
-		for t := f.lStart[s]; t < f.lStart[s+1]; t++ {
-			v -= f.lVal[t] * y[f.lIdx[t]]
+		if v == 0 {
+			continue
 		}
-		y[f.prow[s]] = v
+		for t := f.lrStart[s]; t < f.lrStart[s+1]; t++ {
+			y[f.prow[f.lrStep[t]]] -= f.lrVal[t] * v
+		}
 	}
 }
 
@@ -494,8 +528,11 @@ func (f *luFactor) update(r int, spike []float64) bool {
 	p := f.prow[t]
 	var size float64
 	for i, v := range spike {
+		if v == 0 {
+			continue
+		}
 		size = max(size, math.Abs(v))
-		if i != p && v != 0 && math.Abs(v) > 1e-14 {
+		if i != p && math.Abs(v) > 1e-14 {
 			f.spIdx, f.spVal = append(f.spIdx, i), append(f.spVal, v)
 			f.rowSpikes[i] = append(f.rowSpikes[i], spikeEntry{step, v})
 		}
