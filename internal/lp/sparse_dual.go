@@ -320,14 +320,12 @@ func (s *sparseSolver) dualStep(r, q int, delta, wr float64, flips []ratioCand) 
 	}
 	ar := s.col[r]
 	step := (s.x[p] - target) / ar
-	for k, v := range s.col {
-		if v != 0 {
-			s.x[s.head[k]] -= step * v
-		}
+	for _, k := range s.colNZ {
+		s.x[s.head[k]] -= step * s.col[k]
 	}
 	s.x[q] += step
-	for k, v := range s.col {
-		if k != r && v != 0 {
+	for _, k := range s.colNZ {
+		if v := s.col[k]; k != r {
 			f := v / ar
 			s.dse[k] = max(s.dse[k]-2*f*s.tau[k]+f*f*wr, spMinWeight)
 		}

@@ -59,6 +59,7 @@ type luFactor struct {
 	rVal       []float64
 	rowSpikes  [][]spikeEntry // live spike entries by row
 	work, elim []float64      // by step
+	nz         []int          // positions ftran left nonzero, in no order
 }
 
 type spikeEntry struct {
@@ -436,6 +437,7 @@ func (f *luFactor) ftran(rhs, z, spike []float64) {
 		copy(spike, rhs)
 	}
 	w := f.work
+	f.nz = f.nz[:0]
 	for s := len(f.prow) - 1; s >= 0; s-- {
 		w[s] = 0
 		if f.dead[s] || rhs[f.prow[s]] == 0 {
@@ -443,6 +445,7 @@ func (f *luFactor) ftran(rhs, z, spike []float64) {
 		}
 		v := rhs[f.prow[s]] / f.diag[s]
 		w[s] = v
+		f.nz = append(f.nz, f.pcol[s])
 		if s < f.m0 {
 			// Entries in rows of steps an update replaced are gone.
 			for t := f.ucStart[s]; t < f.ucStart[s+1]; t++ {

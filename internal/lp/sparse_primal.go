@@ -69,8 +69,8 @@ func (s *sparseSolver) chooseColumn() int {
 // it, the one with the largest pivot. ok is false when nothing blocks.
 func (s *sparseSolver) primalRatio(q int, dir float64) (r int, step float64, ok bool) {
 	limit := math.Inf(1)
-	for k, v := range s.col {
-		if a := dir * v; math.Abs(a) > spTolPivot {
+	for _, k := range s.colNZ {
+		if a := dir * s.col[k]; math.Abs(a) > spTolPivot {
 			limit = min(limit, s.room(k, a, spTolPrimal)/math.Abs(a))
 		}
 	}
@@ -82,8 +82,8 @@ func (s *sparseSolver) primalRatio(q int, dir float64) (r int, step float64, ok 
 		return -1, own, !math.IsInf(own, 1)
 	}
 	r, big := -1, 0.0
-	for k, v := range s.col {
-		a := dir * v
+	for _, k := range s.colNZ {
+		a := dir * s.col[k]
 		if math.Abs(a) <= spTolPivot || math.Abs(a) <= big {
 			continue
 		}
@@ -109,10 +109,8 @@ func (s *sparseSolver) room(k int, a, tol float64) float64 {
 // at the bound it reached and the reduced costs move along the pivot row
 // (alpha), else q flips to its other bound.
 func (s *sparseSolver) primalStep(q, r int, dir, step float64) {
-	for k, v := range s.col {
-		if v != 0 {
-			s.x[s.head[k]] -= dir * step * v
-		}
+	for _, k := range s.colNZ {
+		s.x[s.head[k]] -= dir * step * s.col[k]
 	}
 	s.x[q] += dir * step
 	if r < 0 {

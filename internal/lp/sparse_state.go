@@ -55,6 +55,7 @@ type sparseSolver struct {
 	rho, rhs, col, tau, alpha []float64
 	spike                     []float64 // by row, see luFactor.update
 	touched                   []int     // entries of alpha that may be nonzero
+	colNZ                     []int     // entries of col that may be nonzero
 	mark                      []bool    // j is in touched
 	stale                     bool      // the factors need a factorization
 	one                       []int
@@ -220,6 +221,7 @@ func (s *sparseSolver) ftranColumn(j int) {
 		s.rhs[i] = val[t]
 	}
 	s.lu.ftran(s.rhs, s.col, s.spike)
+	s.colNZ = append(s.colNZ[:0], s.lu.nz...)
 }
 
 // pivotRow sets rho to row r of B⁻¹ and alpha to row r of B⁻¹A over the
