@@ -21,8 +21,8 @@ import (
 // (CLP's is 1e-7), and where the optimum is not unique they may be another
 // optimal vertex. So a policy that warm-starts is deterministic for a given
 // sequence of snapshots, but a fresh policy (after a restart) starts cold
-// and may differ in the last digits. Only CLP uses a start; with the pure-Go
-// engine a Warm changes nothing.
+// and may differ in the last digits. CLP and the pure-Go engine (internal/lp's
+// Sparse) both use a start.
 //
 // The zero value is ready to use, and a Warm is safe for concurrent use;
 // two programs solving at once through one Warm still each get a valid
