@@ -186,14 +186,43 @@ func (s *sparseSolver) consistent(r, q int) bool {
 // relative to its steepest-edge weight, or −1 if x_B is feasible.
 func (s *sparseSolver) chooseRow() int {
 	best, r := 0.0, -1
-	for k := range s.head {
-		if v := s.infeasibility(k); v != 0 {
-			if score := v * v / s.dse[k]; score > best {
-				best, r = score, k
-			}
+	list := s.infList[:0]
+	for _, k := range s.infList {
+		v := s.infeasibility(k)
+		if v == 0 {
+			s.inInf[k] = false
+			continue
+		}
+		list = append(list, k)
+		if score := v * v / s.dse[k]; score > best || score == best && k < r {
+			best, r = score, k
 		}
 	}
+	s.infList = list
 	return r
+}
+
+// suspect notes that basic position k may have become infeasible: only
+// the positions an iteration moves can, so chooseRow need not look at
+// every row.
+func (s *sparseSolver) suspect(k int) {
+	if !s.inInf[k] {
+		s.inInf[k] = true
+		s.infList = append(s.infList, k)
+	}
+}
+
+// listInfeasible finds the infeasible positions from scratch.
+func (s *sparseSolver) listInfeasible() {
+	for _, k := range s.infList {
+		s.inInf[k] = false
+	}
+	s.infList = s.infList[:0]
+	for k := range s.head {
+		if s.infeasibility(k) != 0 {
+			s.suspect(k)
+		}
+	}
 }
 
 // ratioCand is a candidate of the dual ratio test.
@@ -322,6 +351,7 @@ func (s *sparseSolver) dualStep(r, q int, delta, wr float64, flips []ratioCand) 
 	step := (s.x[p] - target) / ar
 	for _, k := range s.colNZ {
 		s.x[s.head[k]] -= step * s.col[k]
+		s.suspect(k)
 	}
 	s.x[q] += step
 	for _, k := range s.colNZ {
@@ -355,10 +385,9 @@ func (s *sparseSolver) flip(flips []ratioCand) {
 		}
 	}
 	s.lu.ftran(s.rhs, s.tau, nil)
-	for k, v := range s.tau {
-		if v != 0 {
-			s.x[s.head[k]] += v
-		}
+	for _, k := range s.lu.nz {
+		s.x[s.head[k]] += s.tau[k]
+		s.suspect(k)
 	}
 }
 

@@ -56,6 +56,8 @@ type sparseSolver struct {
 	spike                     []float64 // by row, see luFactor.update
 	touched                   []int     // entries of alpha that may be nonzero
 	colNZ                     []int     // entries of col that may be nonzero
+	infList                   []int     // positions that may be infeasible
+	inInf                     []bool    // by position: in infList
 	mark                      []bool    // j is in touched
 	stale                     bool      // the factors need a factorization
 	one                       []int
@@ -72,7 +74,7 @@ func newSparseSolver(ctx context.Context, md *sparseModel, maxIter int) *sparseS
 		x: make([]float64, nt), d: make([]float64, nt), state: make([]nbState, nt),
 		head: make([]int, m), pos: make([]int, nt), dse: ones(m),
 		rho: make([]float64, m), rhs: make([]float64, m), col: make([]float64, m),
-		tau: make([]float64, m), alpha: make([]float64, nt), spike: make([]float64, m), mark: make([]bool, nt),
+		tau: make([]float64, m), alpha: make([]float64, nt), spike: make([]float64, m), mark: make([]bool, nt), inInf: make([]bool, m),
 		one: make([]int, 1), minusOne: make([]float64, 1),
 	}
 	return s
@@ -185,6 +187,7 @@ func (s *sparseSolver) computeXB() {
 	for k, j := range s.head {
 		s.x[j] = s.col[k]
 	}
+	s.listInfeasible()
 }
 
 // computeDuals sets rho to the row prices y = B⁻ᵀc_B and d to c − Aᵀy.
@@ -290,6 +293,7 @@ func (s *sparseSolver) swap(r, q int, leave nbState) {
 		s.x[p] = s.up[p]
 	}
 	s.head[r], s.pos[q], s.state[q] = q, r, isBasic
+	s.suspect(r)
 	s.d[q] = 0
 	s.stale = !s.lu.update(r, s.spike)
 }
