@@ -48,6 +48,9 @@ type luFactor struct {
 	lrStart []int
 	lrStep  []int
 	lrVal   []float64
+	// The steps with multipliers, and those whose rows have some: most
+	// steps of a basis of slacks and sparse columns have none.
+	lSteps, lrSteps []int
 	// Update k (step m0+k): its spike, entries by row, and its row eta
 	// (row rTarget[k] −= Σ rVal·row rIdx).
 	spStart    []int
@@ -195,6 +198,15 @@ func (f *luFactor) finish() {
 	if f.m0 == f.m { // a singular B is factorized again, repaired
 		f.transposeU()
 		f.transposeL()
+	}
+	f.lSteps, f.lrSteps = f.lSteps[:0], f.lrSteps[:0]
+	for s := range f.m0 {
+		if f.lStart[s+1] > f.lStart[s] {
+			f.lSteps = append(f.lSteps, s)
+		}
+		if f.m0 == f.m && f.lrStart[s+1] > f.lrStart[s] {
+			f.lrSteps = append(f.lrSteps, s)
+		}
 	}
 	f.dead = append(f.dead[:0], make([]bool, f.m0)...)
 	if need := f.m0 + spMaxUpdates + 1; len(f.work) < need {
@@ -417,7 +429,7 @@ func (b *luBuild) update(i, q int, l float64, urow []luEntry) {
 // basis position, receives the solution. If spike is not nil it receives
 // rhs after L and the row etas, which update needs for this column.
 func (f *luFactor) ftran(rhs, z, spike []float64) {
-	for s := range f.m0 {
+	for _, s := range f.lSteps {
 		v := rhs[f.prow[s]]
 		if v == 0 {
 			continue
@@ -509,7 +521,8 @@ func (f *luFactor) btran(c, y []float64) {
 	}
 	// Lᵀ by rows of L, skipping zeros: row prow[s] is final once the
 	// steps after s are done, and feeds the steps before it.
-	for s := f.m0 - 1; s >= 0; s-- {
+	for k := len(f.lrSteps) - 1; k >= 0; k-- {
+		s := f.lrSteps[k]
 		v := y[f.prow[s]]
 		if v == 0 {
 			continue
