@@ -18,9 +18,9 @@
 // anywhere (go get, go build, CGO_ENABLED=0) without a C library. The
 // default, Sparse, is a sparse bounded dual simplex (sparse.go): it solves
 // the max-min allocation LP of 2048 jobs over three accelerator types (6145
-// variables, 4099 rows) in about 0.6 s, 2 to 3 times CLP's time, and of 8192
-// jobs in under a minute (BenchmarkMaxMin); it refuses problems of more
-// than DefaultSparseMaxRows rows (32,768, about 16,000 jobs) with
+// variables, 4099 rows) in about half a second, twice CLP's time
+// (BenchmarkMaxMin), and of 4096 jobs in about 2 s; it refuses problems of
+// more than DefaultSparseMaxRows rows (32,768, about 16,000 jobs) with
 // ErrTooLarge. Like CLP it takes and reports a starting basis (Basis).
 // Simplex, the older dense simplex on gonum, stays for comparison and
 // for Named("simplex"): it refuses problems of more than

@@ -7,13 +7,15 @@ import (
 
 // DefaultSparseMaxRows is the size guard Sparse applies when MaxRows is
 // zero: about 16,000 jobs of a max-min allocation LP. Time, not memory,
-// bounds Sparse: its work grows about with the square of the rows, and
-// 8192 jobs (16,387 rows) took 47 s against CLP's 8 s.
+// bounds Sparse: its work grows about with the square of the rows; 4096
+// jobs (8195 rows) took 2.2 s against CLP's 1.1 s.
 const DefaultSparseMaxRows = 1 << 15
 
 // Sparse solves problems with a sparse bounded dual simplex in pure Go, the
 // default engine of builds without the clp tag. On the max-min allocation
-// LP it takes 2 to 3 times CLP's time at 512 to 2048 jobs (BenchmarkMaxMin).
+// LP it takes 1.3 to 3 times CLP's time from 32 to 4096 jobs
+// (BenchmarkMaxMin), and about 6 times on gavel.las's two stages at 2048
+// jobs (policy/gavel BenchmarkLAS), whose iterations CLP makes hypersparse.
 //
 // It works on the problem as given, with no standard form: each row is a
 // logical variable bounded by the row's bounds (sparse_model.go, which also
