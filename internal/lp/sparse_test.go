@@ -361,6 +361,7 @@ func FuzzSparse(f *testing.F) {
 		}
 		if err == nil {
 			checkOptimal(t, p, got)
+			checkWarm(t, p, got, data)
 		}
 		want, werr := Simplex{}.Solve(context.Background(), p)
 		if errors.Is(werr, ErrNumerical) || errors.Is(werr, ErrTimeLimit) {
@@ -417,6 +418,43 @@ type recorder struct {
 func (r *recorder) Helper()               {}
 func (r *recorder) Errorf(string, ...any) { r.failed = true }
 func (r *recorder) Fatalf(string, ...any) { r.failed = true }
+
+// checkWarm solves p again from its optimal basis, which must need no
+// iteration unless it has a Superbasic entry (a basis does not say where
+// that variable was), and from statuses drawn from data, which Sparse must
+// repair: both reach sol's objective.
+func checkWarm(t *testing.T, p *Problem, sol *Solution, data []byte) {
+	t.Helper()
+	random := &Basis{Vars: make([]BasisStatus, p.NumVars()), Rows: make([]BasisStatus, p.NumRows())}
+	k := 0
+	for _, st := range [][]BasisStatus{random.Vars, random.Rows} {
+		for i := range st {
+			if k < len(data) {
+				st[i] = BasisStatus(data[len(data)-1-k] % (uint8(Fixed) + 1))
+				k++
+			}
+		}
+	}
+	own := Sparse{MaxIterations: 1}
+	if slices.Contains(sol.Basis.Vars, Superbasic) || slices.Contains(sol.Basis.Rows, Superbasic) {
+		own = Sparse{}
+	}
+	defer p.Start(nil)
+	for _, start := range []struct {
+		b *Basis
+		e Sparse
+	}{{sol.Basis, own}, {random, Sparse{}}} {
+		p.Start(start.b)
+		warm, err := start.e.Solve(context.Background(), p)
+		if err != nil {
+			t.Fatalf("from basis %v: %v", start.b, err)
+		}
+		checkOptimal(t, p, warm)
+		if !sameObjective(warm.Objective, sol.Objective) {
+			t.Fatalf("from basis %v: objective %v, cold %v", start.b, warm.Objective, sol.Objective)
+		}
+	}
+}
 
 // feasible reports whether either engine finds a point that satisfies p's
 // rows and bounds (within checkOptimal's tolerance).
