@@ -74,7 +74,8 @@ func newSparseSolver(ctx context.Context, md *sparseModel, maxIter int) *sparseS
 		x: make([]float64, nt), d: make([]float64, nt), state: make([]nbState, nt),
 		head: make([]int, m), pos: make([]int, nt), dse: ones(m),
 		rho: make([]float64, m), rhs: make([]float64, m), col: make([]float64, m),
-		tau: make([]float64, m), alpha: make([]float64, nt), spike: make([]float64, m), mark: make([]bool, nt), inInf: make([]bool, m),
+		tau: make([]float64, m), alpha: make([]float64, nt), spike: make([]float64, m),
+		mark: make([]bool, nt), inInf: make([]bool, m),
 		one: make([]int, 1), minusOne: make([]float64, 1),
 	}
 	return s
