@@ -5,6 +5,8 @@ package lp
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,6 +30,27 @@ func TestSparseAgainstCLPLarge(t *testing.T) {
 		compareSparse(t, fmt.Sprintf("maxMin n=%d bounded=%v", tc.n, tc.bound), p)
 	}
 	compareSparse(t, "tie-break n=512", tieBreak(t, 512, 3))
+}
+
+// TestSparseMediumGeneral compares Sparse with CLP on general LPs of up to
+// 450 variables and 330 rows, beyond the dense Simplex's guard, and fails
+// unless both optima and unbounded problems occur.
+func TestSparseMediumGeneral(t *testing.T) {
+	if testing.Short() {
+		t.Skip("medium LPs")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	seen := map[string]int{}
+	for i := range 24 {
+		n, m := 50+r.IntN(400), 30+r.IntN(300)
+		p := mediumGeneral(r, n, m)
+		_, err := Sparse{}.Solve(context.Background(), p)
+		seen[outcomeOf(err)]++
+		compareSparse(t, fmt.Sprintf("instance %d (%d vars, %d rows)", i, n, m), p)
+	}
+	if seen["optimal"] < 5 || seen["unbounded"] < 5 {
+		t.Errorf("outcomes %v, want at least 5 optima and 5 unbounded", seen)
+	}
 }
 
 // Where the optimum is unique and not degenerate, Sparse reports CLP's
@@ -94,4 +117,48 @@ func TestSparseWarmFromCLP(t *testing.T) {
 			t.Errorf("n=%d: clp from sparse's basis: objective %v, want %v", n, back.Objective, ref.Objective)
 		}
 	}
+}
+
+// mediumGeneral returns an LP of n variables and m rows of 2 to 7 terms
+// around a known point, every kind of row, and box rows on most variables:
+// optimal or unbounded, at sizes beyond the dense Simplex's guard.
+func mediumGeneral(r *rand.Rand, n, m int) *Problem {
+	p := &Problem{Sense: Sense(r.IntN(2))}
+	x0 := make([]float64, n)
+	for j := range n {
+		x0[j] = math.Round(r.NormFloat64()*300) / 100
+		lo, hi := x0[j]-3*r.Float64(), x0[j]+3*r.Float64()
+		switch r.IntN(6) {
+		case 0:
+			lo = -Inf
+		case 1:
+			hi = Inf
+		}
+		p.AddVar(lo, hi, math.Round(r.NormFloat64()*10)/10)
+	}
+	for range m {
+		var terms []Term
+		var act float64
+		for range 2 + r.IntN(6) {
+			j, c := r.IntN(n), math.Round(r.NormFloat64()*100)/10
+			terms = append(terms, Term{j, c})
+			act += c * x0[j]
+		}
+		switch r.IntN(4) {
+		case 0:
+			p.AddRow(-Inf, act+r.Float64(), terms...)
+		case 1:
+			p.AddRow(act-r.Float64(), Inf, terms...)
+		case 2:
+			p.AddRow(act, act, terms...)
+		default:
+			p.AddRow(act-r.Float64(), act+r.Float64(), terms...)
+		}
+	}
+	for j := range n {
+		if r.IntN(8) != 0 {
+			p.AddRow(-50, 50, Term{j, 1})
+		}
+	}
+	return p
 }
