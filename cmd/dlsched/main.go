@@ -51,9 +51,8 @@
 // workload: 160 jobs that carry every system's facts at once (seed 0,
 // 8 jobs/h, Philly's durations at a tenth) on 48 GPUs of three types in
 // 8-GPU servers with 24 cores and 500 GB each; the first line printed
-// describes the setup. The pure-Go LP engine of a build without CLP is
-// limited to about 150 jobs at once, which the LP policies may then exceed
-// (their rows say so).
+// describes the setup. A build without CLP solves the LP policies with the
+// pure-Go engine, two to six times slower.
 // CLP is compiled in with the clp build tag (go build -tags clp, which needs
 // cgo and the CLP library); the default build has only the pure-Go engine.
 //

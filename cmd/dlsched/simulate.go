@@ -27,8 +27,8 @@ import (
 )
 
 // hasCLP reports whether the CLP engine is compiled in. Without it the
-// pure-Go simplex refuses programs of more than about 150 jobs, so the
-// built-in workload is smaller.
+// pure-Go engine solves the same LPs two to six times slower (see
+// docs/performance.md), so the built-in workload is smaller.
 func hasCLP() bool {
 	for _, s := range allocation.Solvers() {
 		if s == allocation.CLP {
@@ -470,7 +470,7 @@ func (s *setup) run(p policy.Policy, in *instance, progress func(finished, total
 // engine refused its size.
 func runError(name string, err error) error {
 	if errors.Is(err, allocation.ErrTooLarge) {
-		return fmt.Errorf("%s: %w; this build has only the pure-Go LP engine (about 150 jobs at once): build with -tags clp (CLP through cgo), or use fewer --jobs or a lower --rate", name, err)
+		return fmt.Errorf("%s: %w; this build has only the pure-Go LP engine (programs of up to 32,768 rows, about 16,000 jobs at once): build with -tags clp (CLP through cgo), or use fewer --jobs or a lower --rate", name, err)
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }
