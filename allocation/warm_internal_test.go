@@ -43,7 +43,7 @@ func TestWarmPairsByID(t *testing.T) {
 		t.Skip(err) // the pure-Go engine may refuse it; the mapping is the same
 	}
 	if w.stages["max-min"] == nil {
-		t.Skip("the engine reports no basis to start from (only CLP does)")
+		t.Skip("the engine reports no basis to start from")
 	}
 
 	// The same jobs in reverse, and a new job that pairs with all of them.
