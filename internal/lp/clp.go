@@ -101,16 +101,8 @@ const (
 
 // Solve implements Engine.
 func (e CLP) Solve(ctx context.Context, p *Problem) (*Solution, error) {
-	if err := ctx.Err(); err != nil {
-		err = ctxError(clpName, "not started", err)
-		return failed(err, clpName), err
-	}
-	if err := precheck(p); err != nil {
-		return failed(err, clpName), err
-	}
-	if p.NumVars() == 0 {
-		// CLP has nothing to factorize; precheck already settled the rows.
-		return noVars(p, clpName), nil
+	if sol, done, err := begin(ctx, p, clpName); done {
+		return sol, err
 	}
 	m := newClpModel(p)
 	defer C.Clp_deleteModel(m.ptr)

@@ -94,3 +94,21 @@ func ctxError(engine, when string, err error) error {
 	}
 	return fmt.Errorf("lp: %s: %s: %w", engine, when, err)
 }
+
+// begin makes the checks every engine makes before it solves: a context
+// already done, a malformed problem, a problem without variables. When
+// done, sol and err are the engine's answer.
+func begin(ctx context.Context, p *Problem, engine string) (sol *Solution, done bool, err error) {
+	if err := ctx.Err(); err != nil {
+		err = ctxError(engine, "not started", err)
+		return failed(err, engine), true, err
+	}
+	if err := precheck(p); err != nil {
+		return failed(err, engine), true, err
+	}
+	if p.NumVars() == 0 {
+		// Nothing to factorize; precheck already settled the rows.
+		return noVars(p, engine), true, nil
+	}
+	return nil, false, nil
+}

@@ -67,15 +67,8 @@ const simplexName = "simplex"
 
 // Solve implements Engine.
 func (e Simplex) Solve(ctx context.Context, p *Problem) (*Solution, error) {
-	if err := ctx.Err(); err != nil {
-		err = ctxError(simplexName, "not started", err)
-		return failed(err, simplexName), err
-	}
-	if err := precheck(p); err != nil {
-		return failed(err, simplexName), err
-	}
-	if p.NumVars() == 0 {
-		return noVars(p, simplexName), nil
+	if sol, done, err := begin(ctx, p, simplexName); done {
+		return sol, err
 	}
 	maxRows, maxCols := e.MaxRows, e.MaxCols
 	if maxRows <= 0 {

@@ -55,15 +55,8 @@ const sparseName = "sparse"
 
 // Solve implements Engine.
 func (e Sparse) Solve(ctx context.Context, p *Problem) (*Solution, error) {
-	if err := ctx.Err(); err != nil {
-		err = ctxError(sparseName, "not started", err)
-		return failed(err, sparseName), err
-	}
-	if err := precheck(p); err != nil {
-		return failed(err, sparseName), err
-	}
-	if p.NumVars() == 0 {
-		return noVars(p, sparseName), nil
+	if sol, done, err := begin(ctx, p, sparseName); done {
+		return sol, err
 	}
 	maxRows := e.MaxRows
 	if maxRows <= 0 {
