@@ -43,6 +43,14 @@ func init() {
 // frozen. A final LP maximizes Σ_j s_j·z_j at the frozen levels. The
 // Decision's Objective is the first round's c.
 //
+// Rounds after the cluster is full lift nobody: on a busy cluster most of
+// them would freeze a FIFO queue's jobs at 0 one LP at a time (194 of the
+// 315 LPs of BenchmarkScaling at 1024 jobs). Once a round lifts nobody and
+// every job left is still at 0, one LP that maximizes their Σ z_j decides
+// whether any can rise at all; if none can, they are frozen at 0 as those
+// rounds would have, and raise ends (TestHierarchicalSettle,
+// TestHierarchicalSettleOnlyWhenStuck).
+//
 // Jobs of a tenant not listed in Tenants, and jobs without a tenant, form
 // tenants of weight 1 under "fairness".
 type Hierarchical struct {
@@ -58,6 +66,8 @@ type Hierarchical struct {
 	// equal a cold start's within CLP's tolerance, not bit for bit.
 	Warm  bool `json:"warm,omitempty"`
 	bases *allocation.Warm
+	// sequential turns settle off, for the tests that compare the two.
+	sequential bool
 }
 
 // Tenant is one entity of Hierarchical.
@@ -98,7 +108,7 @@ func (p *Hierarchical) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 		return empty(p.Name(), out, err)
 	}
 	prog, ids, z := normalized(s.Cluster, jobs, p.Agnostic, p.Solver, chainBases(p.Warm, &p.bases))
-	first, x, err := p.raise(ctx, prog, jobs, z)
+	first, x, _, err := p.raise(ctx, prog, jobs, z)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}
@@ -118,17 +128,39 @@ func (p *Hierarchical) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 
 // raise lifts the jobs' normalized throughputs z round by round, each
 // round raising the open jobs in proportion to this round's weights, and
-// returns the first round's lift and the last round's allocation. A job frozen at level L_j gets the row z_j ≥ L_j in
-// prog, once: levels change only while a job is open, and a job stays open
-// from the round its weight turns positive until it freezes (a FIFO
-// tenant's oldest job keeps being its oldest), so a job that is neither
-// open nor frozen is still at level 0, which needs no row.
-func (p *Hierarchical) raise(ctx context.Context, prog *allocation.Program, jobs []*policy.Job, z []allocation.Expr) (float64, *allocation.Result, error) {
+// returns the first round's lift, the last round's allocation and the LPs
+// it solved. A job
+// frozen at level L_j gets the row z_j ≥ L_j in prog, once: levels change
+// only while a job is open, and a job stays open from the round its weight
+// turns positive until it freezes (a FIFO tenant's oldest job keeps being
+// its oldest), so a job that is neither open nor frozen is still at level
+// 0, which needs no row.
+//
+// Once a round lifts nobody (by more than settled) and every job left is
+// still at level 0 (a full cluster, FIFO queues behind it), each further
+// round would solve an LP only to freeze the next FIFO job at 0. One LP,
+// the most Σ z_j over the jobs left, settles them all when it is zero (see
+// settle).
+func (p *Hierarchical) raise(ctx context.Context, prog *allocation.Program, jobs []*policy.Job, z []allocation.Expr) (float64, *allocation.Result, int, error) {
 	level := make([]float64, len(jobs))
 	frozen := make([]bool, len(jobs))
 	var first float64
 	var x *allocation.Result
+	idle := false // the last round lifted nobody
+	top := 0.0    // the highest level so far
+	lps := 0
 	for round := 0; slices.Contains(frozen, false); round++ {
+		if idle && !p.sequential {
+			lps++
+			res, done, err := p.settle(ctx, prog, jobs, z, level, frozen, settled*max(1, top))
+			if err != nil {
+				return 0, nil, lps, err
+			}
+			if done {
+				return first, res, lps, nil
+			}
+			idle = false
+		}
 		w := p.weights(jobs, frozen)
 		var open []int
 		var exprs []allocation.Expr
@@ -139,17 +171,22 @@ func (p *Hierarchical) raise(ctx context.Context, prog *allocation.Program, jobs
 				exprs = append(exprs, z[j].Plus(allocation.Constant(-level[j])).Scale(float64(jobs[j].GPUs)/w[j]))
 			}
 		}
+		lps++
 		res, err := prog.MaximizeMin(ctx, exprs, allocation.Expr{})
 		if err != nil {
-			return 0, nil, err
+			return 0, nil, lps, err
 		}
 		c := max(res.Objective, 0)
 		if round == 0 {
 			first = c
 		}
 		stuck := slices.Contains(res.Bottleneck, true)
+		idle = true
 		for i, j := range open {
-			level[j] += c * w[j] / float64(jobs[j].GPUs)
+			lift := c * w[j] / float64(jobs[j].GPUs)
+			level[j] += lift
+			top = max(top, level[j])
+			idle = idle && lift <= settled*max(1, top)
 			if res.Bottleneck[i] || !stuck { // see fill
 				frozen[j] = true
 				prog.Constrain(z[j], level[j]-1e-9*level[j], math.Inf(1))
@@ -157,8 +194,47 @@ func (p *Hierarchical) raise(ctx context.Context, prog *allocation.Program, jobs
 		}
 		x = res
 	}
-	return first, x, nil
+	return first, x, lps, nil
 }
+
+// settle tries to end raise at once when every job left is at level 0: if
+// even Σ z_j over them cannot rise above tol, no order of rounds lifts any
+// of them by more, so each round would freeze its open jobs at 0 (or
+// within tol of it). settle freezes them in the order those rounds would
+// have, adding the same rows z_j ≥ 0, and returns that LP's allocation and
+// true. Otherwise it changes nothing.
+func (p *Hierarchical) settle(ctx context.Context, prog *allocation.Program, jobs []*policy.Job, z []allocation.Expr, level []float64, frozen []bool, tol float64) (*allocation.Result, bool, error) {
+	var left []allocation.Expr
+	for j := range jobs {
+		if !frozen[j] {
+			if level[j] != 0 {
+				return nil, false, nil
+			}
+			left = append(left, z[j])
+		}
+	}
+	res, err := prog.Maximize(ctx, allocation.Sum(left...))
+	if err != nil || res.Objective > tol {
+		return nil, false, err
+	}
+	for slices.Contains(frozen, false) {
+		w := p.weights(jobs, frozen)
+		none := !slices.ContainsFunc(w, func(v float64) bool { return v > 0 }) // never, but no hang
+		for j := range jobs {
+			if !frozen[j] && (w[j] > 0 || none) {
+				frozen[j] = true
+				prog.Constrain(z[j], 0, math.Inf(1))
+			}
+		}
+	}
+	return res, true, nil
+}
+
+// settled is the largest lift, relative to the highest level reached, that
+// counts as none. Frozen rows give up 1e-9 of their level, so a round after
+// the cluster is full still lifts its jobs by about 1e-8: noise, which CLP's
+// tolerance (1e-7) cannot tell from zero.
+const settled = 1e-7
 
 // weights returns this round's w_j for the unfrozen jobs (0 for frozen ones).
 func (p *Hierarchical) weights(jobs []*policy.Job, frozen []bool) []float64 {
