@@ -202,7 +202,7 @@ func (p *Hierarchical) raise(ctx context.Context, prog *allocation.Program, jobs
 // of them by more, so each round would freeze its open jobs at 0 (or
 // within tol of it). settle freezes them in the order those rounds would
 // have, adding the same rows z_j ≥ 0, and returns that LP's allocation and
-// true. Otherwise it changes nothing.
+// true. Otherwise, also when that LP fails, it changes nothing.
 func (p *Hierarchical) settle(ctx context.Context, prog *allocation.Program, jobs []*policy.Job, z []allocation.Expr, level []float64, frozen []bool, tol float64) (*allocation.Result, bool, error) {
 	var left []allocation.Expr
 	for j := range jobs {
@@ -214,8 +214,11 @@ func (p *Hierarchical) settle(ctx context.Context, prog *allocation.Program, job
 		}
 	}
 	res, err := prog.Maximize(ctx, allocation.Sum(left...))
-	if err != nil || res.Objective > tol {
+	switch {
+	case ctx.Err() != nil:
 		return nil, false, err
+	case err != nil || res.Objective > tol:
+		return nil, false, nil // the rounds will tell
 	}
 	for slices.Contains(frozen, false) {
 		w := p.weights(jobs, frozen)
