@@ -132,9 +132,51 @@ type stdRow struct {
 }
 
 // toStandard rewrites p; it fails with ErrTooLarge when the standard form
-// would have more than maxRows rows or maxCols columns, and with ErrInfeasible when the rewrite
-// itself proves infeasibility.
+// would have more than maxRows rows or maxCols columns, and with
+// ErrInfeasible when the rewrite itself proves infeasibility.
 func toStandard(p *Problem, maxRows, maxCols int) (*standard, error) {
+	b := newStdBuilder(p)
+	if err := b.collect(); err != nil {
+		return nil, err
+	}
+	b.chooseColumns()
+	b.rewrite()
+	b.dropImpliedBounds()
+	if err := b.checkSize(maxRows, maxCols); err != nil {
+		return nil, err
+	}
+	// gonum needs full row rank. Every row but an equality has a slack
+	// column of its own, so only equality rows can be dependent.
+	keep, err := independentEqualities(b.rows, b.nStruct)
+	if err != nil {
+		return nil, err
+	}
+	b.shape(keep)
+	if b.sf.m > 0 {
+		b.fill(keep)
+	}
+	return b.sf, nil
+}
+
+// stdBuilder carries the rewrite of toStandard from pass to pass.
+type stdBuilder struct {
+	p  *Problem
+	sf *standard
+	// rowTerms[i] holds row i's terms over the variables, duplicates summed
+	// and fixed variables moved into rowConst[i]; nil for a row that
+	// constrains nothing.
+	rowTerms [][]entry
+	rowConst []float64
+	boundRow []bool // variable j needs a row x' + s = upper − lower
+	// Columns: positive parts [0, nPos), negative parts of free variables
+	// [nPos, nStruct); colVar maps a column back to its variable.
+	nPos, nStruct int
+	colVar        []int
+	rows          []stdRow
+	final         func(col int) int // a column's index in the final order
+}
+
+func newStdBuilder(p *Problem) *stdBuilder {
 	nv, nr := p.NumVars(), p.NumRows()
 	sf := &standard{
 		shift:     make([]float64, nv),
@@ -148,17 +190,19 @@ func toStandard(p *Problem, maxRows, maxCols int) (*standard, error) {
 	if p.Sense == Maximize {
 		sf.sense = -1
 	}
-	fixed := func(j int) bool { return p.colLower[j] == p.colUpper[j] }
+	return &stdBuilder{p: p, sf: sf, rowTerms: make([][]entry, nr), rowConst: make([]float64, nr), boundRow: make([]bool, nv)}
+}
 
-	// Pass 1: sum duplicate terms, move fixed variables into a constant, and
-	// find the rows that constrain anything. rowTerms[i] is nil for rows
-	// that do not.
-	rowTerms := make([][]entry, nr) // col holds the variable here
-	rowConst := make([]float64, nr)
-	scratch := make([]float64, nv)
+func (b *stdBuilder) fixed(j int) bool { return b.p.colLower[j] == b.p.colUpper[j] }
+
+// collect is pass 1: it sums duplicate terms, moves fixed variables into a
+// constant, and finds the rows that constrain anything.
+func (b *stdBuilder) collect() error {
+	p := b.p
+	scratch := make([]float64, p.NumVars())
 	var touched []int
-	for i := range nr {
-		sf.rowOf[i] = -1
+	for i := range p.NumRows() {
+		b.sf.rowOf[i] = -1
 		lo, hi, terms := p.Row(i)
 		if math.IsInf(lo, -1) && math.IsInf(hi, 1) {
 			continue // a free row constrains nothing
@@ -166,7 +210,7 @@ func toStandard(p *Problem, maxRows, maxCols int) (*standard, error) {
 		var k float64
 		touched = touched[:0]
 		for _, t := range terms {
-			if fixed(t.Var) {
+			if b.fixed(t.Var) {
 				k += t.Coef * p.colLower[t.Var]
 				continue
 			}
@@ -184,46 +228,38 @@ func toStandard(p *Problem, maxRows, maxCols int) (*standard, error) {
 		}
 		if len(es) == 0 {
 			if !within(k, lo, hi) {
-				return nil, fmt.Errorf("lp: simplex: row %d reduces to the constant %v outside [%v, %v]: %w", i, k, lo, hi, ErrInfeasible)
+				return fmt.Errorf("lp: simplex: row %d reduces to the constant %v outside [%v, %v]: %w", i, k, lo, hi, ErrInfeasible)
 			}
 			continue
 		}
-		rowTerms[i], rowConst[i] = es, k
+		b.rowTerms[i], b.rowConst[i] = es, k
 	}
+	return nil
+}
 
-	// Pass 2: choose each variable's columns. A variable in no row is set
-	// to its best bound right away.
-	used := make([]bool, nv)
-	for _, es := range rowTerms {
+// chooseColumns is pass 2: it chooses each variable's columns. A variable
+// in no row is set to its best bound right away.
+func (b *stdBuilder) chooseColumns() {
+	p, sf := b.p, b.sf
+	used := make([]bool, p.NumVars())
+	for _, es := range b.rowTerms {
 		for _, e := range es {
 			used[e.col] = true
 		}
 	}
 	n := 0
-	boundRow := make([]bool, nv) // needs a row x' + s = upper − lower
-	for j := range nv {
+	for j := range p.NumVars() {
 		lo, hi, c := p.Var(j)
 		sf.pos[j], sf.neg[j], sf.sign[j] = -1, -1, 1
 		switch {
-		case fixed(j):
+		case b.fixed(j):
 			sf.shift[j] = lo
 		case !used[j]:
-			c *= sf.sense
-			switch {
-			case c > 0 && !math.IsInf(lo, -1):
-				sf.shift[j] = lo
-			case c < 0 && !math.IsInf(hi, 1):
-				sf.shift[j] = hi
-			case c != 0:
-				sf.unbounded = j
-				fallthrough
-			default:
-				sf.shift[j] = min(max(0, lo), hi)
-			}
+			b.unused(j, lo, hi, c*sf.sense)
 		case !math.IsInf(lo, -1):
 			sf.shift[j], sf.pos[j] = lo, n
 			n++
-			boundRow[j] = !math.IsInf(hi, 1)
+			b.boundRow[j] = !math.IsInf(hi, 1)
 		case !math.IsInf(hi, 1):
 			sf.shift[j], sf.sign[j], sf.pos[j] = hi, -1, n
 			n++
@@ -232,37 +268,63 @@ func toStandard(p *Problem, maxRows, maxCols int) (*standard, error) {
 			n++
 		}
 	}
-	// The negative parts of free variables come last, after the slacks
-	// too (see final below). gonum's replaceBland takes the first column
-	// with a reduced cost below −1e-14, and the negative part of a free
-	// variable whose positive part is basic has reduced cost 0 up to
-	// round-off along a direction that changes nothing; scanning columns
-	// that truly improve first keeps gonum off such pivots.
-	nPos := n
-	for j := range nv {
+	b.numberNegatives(n)
+}
+
+// unused sets variable j, in no row and of cost c in the minimization, to
+// its best bound, or notes that it is unbounded.
+func (b *stdBuilder) unused(j int, lo, hi, c float64) {
+	sf := b.sf
+	switch {
+	case c > 0 && !math.IsInf(lo, -1):
+		sf.shift[j] = lo
+	case c < 0 && !math.IsInf(hi, 1):
+		sf.shift[j] = hi
+	case c != 0:
+		sf.unbounded = j
+		fallthrough
+	default:
+		sf.shift[j] = min(max(0, lo), hi)
+	}
+}
+
+// numberNegatives numbers the negative parts of free variables after the
+// nPos positive parts, and maps every column back to its variable. They
+// come last in the final order, after the slacks too (see shape). gonum's
+// replaceBland takes the first column with a reduced cost below −1e-14,
+// and the negative part of a free variable whose positive part is basic
+// has reduced cost 0 up to round-off along a direction that changes
+// nothing; scanning columns that truly improve first keeps gonum off such
+// pivots.
+func (b *stdBuilder) numberNegatives(nPos int) {
+	sf, n := b.sf, nPos
+	for j := range sf.neg {
 		if sf.neg[j] == -2 {
 			sf.neg[j] = n
 			n++
 		}
 	}
-	nStruct := n
-	colVar := make([]int, nStruct)
-	for j := range nv {
+	b.nPos, b.nStruct = nPos, n
+	b.colVar = make([]int, n)
+	for j := range sf.neg {
 		if sf.pos[j] >= 0 {
-			colVar[sf.pos[j]] = j
+			b.colVar[sf.pos[j]] = j
 		}
 		if sf.neg[j] >= 0 {
-			colVar[sf.neg[j]] = j
+			b.colVar[sf.neg[j]] = j
 		}
 	}
+}
 
-	// Pass 3: rewrite the rows over the columns, with bounds lo ≤ a·x' ≤ hi.
-	var rows []stdRow
-	for i, es := range rowTerms {
+// rewrite is pass 3: it rewrites the rows over the columns, with bounds
+// lo ≤ a·x' ≤ hi.
+func (b *stdBuilder) rewrite() {
+	p, sf := b.p, b.sf
+	for i, es := range b.rowTerms {
 		if es == nil {
 			continue
 		}
-		k := rowConst[i]
+		k := b.rowConst[i]
 		out := make([]entry, 0, len(es))
 		for _, e := range es {
 			j := e.col
@@ -272,70 +334,66 @@ func toStandard(p *Problem, maxRows, maxCols int) (*standard, error) {
 				out = append(out, entry{sf.neg[j], -e.val})
 			}
 		}
-		rows = append(rows, stdRow{i, out, p.rowLower[i] - k, p.rowUpper[i] - k})
+		b.rows = append(b.rows, stdRow{i, out, p.rowLower[i] - k, p.rowUpper[i] - k})
 	}
+}
 
-	// An upper bound needs no row when one row already implies it: a row
-	// a·x' ≤ hi with a ≥ 0 bounds each x'_k by hi/a_k, as all x' ≥ 0. This
-	// keeps e.g. X ≤ 1 out of max-min LPs that also have Σ_k X_k ≤ 1.
-	for _, r := range rows {
+// dropImpliedBounds spares the rows of the upper bounds that one row
+// already implies: a row a·x' ≤ hi with a ≥ 0 bounds each x'_k by hi/a_k,
+// as all x' ≥ 0. This keeps e.g. X ≤ 1 out of max-min LPs that also have
+// Σ_k X_k ≤ 1.
+func (b *stdBuilder) dropImpliedBounds() {
+	p := b.p
+	for _, r := range b.rows {
 		for _, s := range [2]float64{1, -1} {
 			side := r.hi
 			if s < 0 {
 				side = -r.lo // −a·x' ≤ −lo
 			}
-			if math.IsInf(side, 1) {
-				continue
-			}
-			ok := true
-			for _, e := range r.es {
-				if s*e.val < 0 {
-					ok = false
-					break
-				}
-			}
-			if !ok {
+			if math.IsInf(side, 1) || slices.ContainsFunc(r.es, func(e entry) bool { return s*e.val < 0 }) {
 				continue
 			}
 			for _, e := range r.es {
-				j := colVar[e.col]
-				if boundRow[j] && side/(s*e.val) <= p.colUpper[j]-p.colLower[j] {
-					boundRow[j] = false
+				j := b.colVar[e.col]
+				if b.boundRow[j] && side/(s*e.val) <= p.colUpper[j]-p.colLower[j] {
+					b.boundRow[j] = false
 				}
 			}
 		}
 	}
+}
 
-	m := len(rows)
-	for _, r := range rows {
+// checkSize fails with ErrTooLarge when the standard form would exceed the
+// guards.
+func (b *stdBuilder) checkSize(maxRows, maxCols int) error {
+	m := len(b.rows)
+	for _, r := range b.rows {
 		if r.lo != r.hi && !math.IsInf(r.lo, -1) && !math.IsInf(r.hi, 1) {
 			m++ // a ranged row needs a second row
 		}
 	}
-	for j := range nv {
-		if boundRow[j] {
+	for _, need := range b.boundRow {
+		if need {
 			m++
 		}
 	}
+	nv, nr := b.p.NumVars(), b.p.NumRows()
 	if m > maxRows {
-		return nil, fmt.Errorf("lp: simplex: standard form has %d rows (problem: %d variables, %d rows), guard is %d: %w; %s",
+		return fmt.Errorf("lp: simplex: standard form has %d rows (problem: %d variables, %d rows), guard is %d: %w; %s",
 			m, nv, nr, maxRows, ErrTooLarge, tooLargeHint)
 	}
-	if cols := nStruct + m; cols > maxCols { // at most one slack per row
-		return nil, fmt.Errorf("lp: simplex: standard form has up to %d columns (problem: %d variables, %d rows), guard is %d: %w; %s",
+	if cols := b.nStruct + m; cols > maxCols { // at most one slack per row
+		return fmt.Errorf("lp: simplex: standard form has up to %d columns (problem: %d variables, %d rows), guard is %d: %w; %s",
 			cols, nv, nr, maxCols, ErrTooLarge, tooLargeHint)
 	}
+	return nil
+}
 
-	// gonum needs full row rank. Every row but an equality has a slack
-	// column of its own, so only equality rows can be dependent.
-	keep, err := independentEqualities(rows, nStruct)
-	if err != nil {
-		return nil, err
-	}
-
-	// Count the final shape, then fill the dense matrix.
-	m, n = 0, nStruct
-	for k, r := range rows {
+// shape counts the final rows and columns, the rows kept, and sets the
+// final column order: positive parts, slacks, negative parts.
+func (b *stdBuilder) shape(keep []bool) {
+	m, n := 0, b.nStruct
+	for k, r := range b.rows {
 		if keep[k] {
 			m++
 		}
@@ -348,34 +406,35 @@ func toStandard(p *Problem, maxRows, maxCols int) (*standard, error) {
 			n += 2
 		}
 	}
-	for j := range nv {
-		if boundRow[j] {
+	for _, need := range b.boundRow {
+		if need {
 			m++
 			n++
 		}
 	}
+	sf, nPos, nNeg := b.sf, b.nPos, b.nStruct-b.nPos
 	sf.m, sf.n = m, n
-	if m == 0 {
-		return sf, nil
-	}
-	// Final column order: positive parts, slacks, negative parts.
-	nNeg := nStruct - nPos
-	final := func(k int) int {
+	b.final = func(k int) int {
 		if k < nPos {
 			return k
 		}
 		return k - nPos + n - nNeg
 	}
-	for j := range nv {
+	for j := range sf.neg {
 		if sf.neg[j] >= 0 {
-			sf.neg[j] = final(sf.neg[j])
+			sf.neg[j] = b.final(sf.neg[j])
 		}
 	}
-	sf.a = mat.NewDense(m, n, nil)
-	sf.b = make([]float64, m)
-	sf.c = make([]float64, n)
-	for j := range nv {
-		c := sf.sense * p.obj[j]
+}
+
+// fill writes the dense matrix, b and c.
+func (b *stdBuilder) fill(keep []bool) {
+	sf := b.sf
+	sf.a = mat.NewDense(sf.m, sf.n, nil)
+	sf.b = make([]float64, sf.m)
+	sf.c = make([]float64, sf.n)
+	for j, obj := range b.p.obj {
+		c := sf.sense * obj
 		if sf.pos[j] >= 0 {
 			sf.c[sf.pos[j]] = c * sf.sign[j]
 		}
@@ -383,13 +442,30 @@ func toStandard(p *Problem, maxRows, maxCols int) (*standard, error) {
 			sf.c[sf.neg[j]] = -c
 		}
 	}
-	ri, col := 0, nPos
-	for k, r := range rows {
+	ri, col := b.fillRows(keep)
+	ri, col = b.fillRanged(ri, col)
+	for j, need := range b.boundRow {
+		if need {
+			sf.a.Set(ri, sf.pos[j], 1)
+			sf.a.Set(ri, col, 1)
+			sf.b[ri] = b.p.colUpper[j] - b.p.colLower[j]
+			ri++
+			col++
+		}
+	}
+}
+
+// fillRows writes the rows kept, each with its slack if it has one side,
+// and returns the next row and slack column.
+func (b *stdBuilder) fillRows(keep []bool) (ri, col int) {
+	sf := b.sf
+	col = b.nPos
+	for k, r := range b.rows {
 		if !keep[k] {
 			continue
 		}
 		for _, e := range r.es {
-			sf.a.Set(ri, final(e.col), e.val)
+			sf.a.Set(ri, b.final(e.col), e.val)
 		}
 		sf.rowOf[r.orig] = ri
 		switch {
@@ -406,11 +482,16 @@ func toStandard(p *Problem, maxRows, maxCols int) (*standard, error) {
 		}
 		ri++
 	}
-	// Ranged rows: a·x' − s = lo in the row itself, s + t = hi − lo below.
-	// The first row's dual prices whichever bound binds: at the upper bound
-	// s is basic, so both rows have the same dual; at the lower bound t is
-	// basic, so the second row's dual is 0.
-	for _, r := range rows {
+	return ri, col
+}
+
+// fillRanged writes the ranged rows: a·x' − s = lo in the row itself,
+// s + t = hi − lo below. The first row's dual prices whichever bound
+// binds: at the upper bound s is basic, so both rows have the same dual; at
+// the lower bound t is basic, so the second row's dual is 0.
+func (b *stdBuilder) fillRanged(ri, col int) (int, int) {
+	sf := b.sf
+	for _, r := range b.rows {
 		if r.lo == r.hi || math.IsInf(r.lo, -1) || math.IsInf(r.hi, 1) {
 			continue
 		}
@@ -423,16 +504,7 @@ func toStandard(p *Problem, maxRows, maxCols int) (*standard, error) {
 		ri++
 		col += 2
 	}
-	for j := range nv {
-		if boundRow[j] {
-			sf.a.Set(ri, sf.pos[j], 1)
-			sf.a.Set(ri, col, 1)
-			sf.b[ri] = p.colUpper[j] - p.colLower[j]
-			ri++
-			col++
-		}
-	}
-	return sf, nil
+	return ri, col
 }
 
 // within reports whether v lies in [lo, hi] up to rounding.
