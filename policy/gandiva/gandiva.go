@@ -290,10 +290,31 @@ func (p *Gandiva) begin(s *policy.Snapshot, out map[string]string) *run {
 	for _, srv := range r.servers {
 		r.srv[srv.ID] = srv
 	}
+	r.enlist()
+	for _, st := range p.State.Sets {
+		r.restoreSet(st)
+	}
+	r.restorePairs(p.State.Pairs)
+	for id, n := range p.State.Grown {
+		if r.jobs[id] != nil && n > 0 {
+			r.grown[id] = n
+		}
+	}
+	for _, ss := range r.sets {
+		r.normalize(ss)
+	}
+	return r
+}
+
+// enlist takes in the snapshot's jobs with the GPUs each requests, an
+// elastic job its minimum in whole workers, leaving out the elastic jobs
+// whose minimum no type holds (Screen checked the others' GPU counts), and
+// tells whether their requests oversubscribe the cluster.
+func (r *run) enlist() {
 	demand := 0
-	census := policy.NewCensus(s.Cluster)
-	for i := range s.Jobs {
-		j := &s.Jobs[i]
+	census := policy.NewCensus(r.snap.Cluster)
+	for i := range r.snap.Jobs {
+		j := &r.snap.Jobs[i]
 		g := j.GPUs
 		if g == 0 { // only elastic jobs: start from their minimum, whole workers
 			g = max(j.Elastic.MinGPUs, j.Worker())
@@ -312,45 +333,66 @@ func (p *Gandiva) begin(s *policy.Snapshot, out map[string]string) *run {
 		r.jobs[j.ID], r.req[j.ID] = j, g
 		demand += g
 	}
-	r.oversub = demand > s.Cluster.TotalGPUs()
+	r.oversub = demand > r.snap.Cluster.TotalGPUs()
+}
 
-	for _, st := range p.State.Sets {
-		ss := &set{Set: Set{Class: st.Class, SliceStart: st.SliceStart, Servers: slices.Clone(st.Servers)}}
-		ok := len(st.Servers) > 0
-		for i, id := range st.Servers {
-			srv, found := r.srv[id]
-			if !found || r.busy[id] || srv.GPUs == 0 || slices.Contains(st.Servers[:i], id) || (i > 0 && srv.Accelerator != ss.typ) {
-				ok = false
-				break
-			}
-			ss.typ, ss.gpus = srv.Accelerator, ss.gpus+srv.GPUs
-		}
-		if !ok || math.IsNaN(ss.SliceStart) || math.IsInf(ss.SliceStart, 0) {
+// restoreSet keeps a saved set if its servers are known, free, distinct,
+// of one type and have GPUs, and its slice start is finite, with those of
+// its members that are active, can run on its type and fit; a set no
+// member is left in frees its servers.
+func (r *run) restoreSet(st Set) {
+	ss := r.restoreServers(st)
+	if ss == nil {
+		return
+	}
+	for _, id := range st.Jobs {
+		j := r.jobs[id]
+		if j == nil || r.owner[id] != nil || !(j.Throughput[ss.typ] > 0) || r.capacity(ss.Servers, j.Worker()) < r.req[id] {
 			continue
 		}
-		for _, id := range st.Jobs {
-			j := r.jobs[id]
-			if j == nil || r.owner[id] != nil || !(j.Throughput[ss.typ] > 0) || r.capacity(ss.Servers, j.Worker()) < r.req[id] {
-				continue
-			}
-			ss.Jobs = append(ss.Jobs, id)
-			r.owner[id] = ss
-		}
-		if len(ss.Jobs) == 0 {
-			continue // every member left: the servers are free again
-		}
-		for _, id := range ss.Servers {
-			r.busy[id] = true
-		}
-		ss.seq, r.seq = r.seq, r.seq+1
-		r.sets = append(r.sets, ss)
+		ss.Jobs = append(ss.Jobs, id)
+		r.owner[id] = ss
 	}
+	if len(ss.Jobs) == 0 {
+		return // every member left: the servers are free again
+	}
+	for _, id := range ss.Servers {
+		r.busy[id] = true
+	}
+	ss.seq, r.seq = r.seq, r.seq+1
+	r.sets = append(r.sets, ss)
+}
 
-	// Reverted pairs first, so that a pair listed both ways stays apart.
-	// The pairs kept live in one array, sized so that it never moves.
-	buf := make([]Pair, 0, len(p.State.Pairs))
+// restoreServers returns a saved set's servers, type and GPUs as a set
+// without members, or nil if they no longer make one set (or its slice
+// start is not finite), so that a stale State cannot overcommit a server.
+func (r *run) restoreServers(st Set) *set {
+	ss := &set{Set: Set{Class: st.Class, SliceStart: st.SliceStart, Servers: slices.Clone(st.Servers)}}
+	if len(st.Servers) == 0 {
+		return nil
+	}
+	for i, id := range st.Servers {
+		srv, found := r.srv[id]
+		if !found || r.busy[id] || srv.GPUs == 0 || slices.Contains(st.Servers[:i], id) || (i > 0 && srv.Accelerator != ss.typ) {
+			return nil
+		}
+		ss.typ, ss.gpus = srv.Accelerator, ss.gpus+srv.GPUs
+	}
+	if math.IsNaN(ss.SliceStart) || math.IsInf(ss.SliceStart, 0) {
+		return nil
+	}
+	return ss
+}
+
+// restorePairs keeps the reverted pairs of jobs still in the snapshot, and
+// the active pairs whose members are both scheduled, share a set and still
+// pair there. Reverted pairs go first, so that a pair listed both ways
+// stays apart. The pairs kept live in one array, sized so that it never
+// moves.
+func (r *run) restorePairs(saved []Pair) {
+	buf := make([]Pair, 0, len(saved))
 	var active []Pair
-	for _, pr := range p.State.Pairs {
+	for _, pr := range saved {
 		a, b := pr.Jobs[0], pr.Jobs[1]
 		if a == b || !r.present(a) || !r.present(b) || (pr.Status != Reverted && (r.jobs[a] == nil || r.jobs[b] == nil)) {
 			continue
@@ -380,15 +422,6 @@ func (p *Gandiva) begin(s *policy.Snapshot, out map[string]string) *run {
 	for i := range buf {
 		r.pairs[i] = &buf[i]
 	}
-	for id, n := range p.State.Grown {
-		if r.jobs[id] != nil && n > 0 {
-			r.grown[id] = n
-		}
-	}
-	for _, ss := range r.sets {
-		r.normalize(ss)
-	}
-	return r
 }
 
 // present reports whether job id is in the snapshot, scheduled in this call
