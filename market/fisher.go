@@ -443,15 +443,28 @@ type edge struct {
 // the equality-graph tolerance delta. It returns spending f_ij and prices in
 // unit-market terms.
 func (um *unitMarket) finish(b [][]float64, p []float64, delta float64) ([][]float64, []float64, bool) {
-	n, g := um.n, um.g
-	// Candidate equality graph.
+	cand, ok := um.candidates(b, p, delta)
+	if !ok {
+		return nil, nil, false
+	}
+	price, ok := um.forestPrices(um.forest(cand), p)
+	if !ok {
+		return nil, nil, false
+	}
+	return um.repair(price)
+}
+
+// candidates guesses the equality graph: each buyer's goods within delta of
+// its best bang-per-buck at prices p, weighted by its bids b. It fails if a
+// valued good is unpriced or on no edge, for then no forest can price it.
+func (um *unitMarket) candidates(b [][]float64, p []float64, delta float64) ([]edge, bool) {
 	var cand []edge
-	covered := make([]bool, g)
-	for i := range n {
+	covered := make([]bool, um.g)
+	for i := range um.n {
 		best := 0.0
 		for _, j := range um.support[i] {
 			if !(p[j] > 0) {
-				return nil, nil, false
+				return nil, false
 			}
 			best = math.Max(best, um.u[i][j]/p[j])
 		}
@@ -462,19 +475,25 @@ func (um *unitMarket) finish(b [][]float64, p []float64, delta float64) ([][]flo
 			}
 		}
 	}
-	for j := range g {
+	for j := range um.g {
 		if um.valued[j] && !covered[j] {
-			return nil, nil, false
+			return nil, false
 		}
 	}
-	// Maximum spanning forest by bid (Kruskal; ties by index order).
+	return cand, true
+}
+
+// forest returns the adjacency, by node (buyers 0..n-1, goods n..n+g-1),
+// of a maximum spanning forest of cand by bid (Kruskal; ties by index
+// order): the largest bids are the edges the dynamics trust most.
+func (um *unitMarket) forest(cand []edge) [][]edge {
+	n, g := um.n, um.g
 	sort.SliceStable(cand, func(a, c int) bool { return cand[a].bid > cand[c].bid })
 	parent := make([]int, n+g) // buyers 0..n-1, goods n..n+g-1
 	for k := range parent {
 		parent[k] = k
 	}
-	var find func(int) int
-	find = func(k int) int {
+	find := func(k int) int {
 		for parent[k] != k {
 			parent[k] = parent[parent[k]]
 			k = parent[k]
@@ -491,7 +510,15 @@ func (um *unitMarket) finish(b [][]float64, p []float64, delta float64) ([][]flo
 		adj[e.i] = append(adj[e.i], e)
 		adj[n+e.j] = append(adj[n+e.j], e)
 	}
-	// Propagate prices along the forest: p_j = U_ij/α_i.
+	return adj
+}
+
+// forestPrices fixes prices exactly on the forest adj: in each component,
+// rooted at a valued good priced p, p_j = U_ij/α_i along its edges, then
+// scaled so that the component's prices sum to its budgets. It fails on a
+// component whose prices cannot be scaled.
+func (um *unitMarket) forestPrices(adj [][]edge, p []float64) ([]float64, bool) {
+	n, g := um.n, um.g
 	price := make([]float64, g)
 	alpha := make([]float64, n)
 	seen := make([]bool, n+g)
@@ -501,33 +528,7 @@ func (um *unitMarket) finish(b [][]float64, p []float64, delta float64) ([][]flo
 		}
 		price[root-n] = p[root-n]
 		seen[root] = true
-		queue := []int{root}
-		var goods, buyers []int
-		for len(queue) > 0 {
-			v := queue[0]
-			queue = queue[1:]
-			if v >= n {
-				goods = append(goods, v-n)
-			} else {
-				buyers = append(buyers, v)
-			}
-			for _, e := range adj[v] {
-				w := e.i
-				if v < n {
-					w = n + e.j
-				}
-				if seen[w] {
-					continue
-				}
-				seen[w] = true
-				if w < n {
-					alpha[e.i] = um.u[e.i][e.j] / price[e.j]
-				} else {
-					price[e.j] = um.u[e.i][e.j] / alpha[e.i]
-				}
-				queue = append(queue, w)
-			}
-		}
+		buyers, goods := um.spread(adj, root, price, alpha, seen)
 		var bs, ps float64
 		for _, i := range buyers {
 			bs += um.budget[i]
@@ -536,13 +537,47 @@ func (um *unitMarket) finish(b [][]float64, p []float64, delta float64) ([][]flo
 			ps += price[j]
 		}
 		if len(buyers) == 0 || !(ps > 0) || math.IsInf(ps, 0) {
-			return nil, nil, false
+			return nil, false
 		}
 		for _, j := range goods {
 			price[j] *= bs / ps
 		}
 	}
-	return um.repair(price)
+	return price, true
+}
+
+// spread propagates prices breadth-first from root, whose price is set,
+// along the forest adj: p_j = U_ij/α_i, α_i = U_ij/p_j. It marks the nodes
+// it reaches in seen and returns the component's buyers and goods.
+func (um *unitMarket) spread(adj [][]edge, root int, price, alpha []float64, seen []bool) (buyers, goods []int) {
+	n := um.n
+	queue := []int{root}
+	for len(queue) > 0 {
+		v := queue[0]
+		queue = queue[1:]
+		if v >= n {
+			goods = append(goods, v-n)
+		} else {
+			buyers = append(buyers, v)
+		}
+		for _, e := range adj[v] {
+			w := e.i
+			if v < n {
+				w = n + e.j
+			}
+			if seen[w] {
+				continue
+			}
+			seen[w] = true
+			if w < n {
+				alpha[e.i] = um.u[e.i][e.j] / price[e.j]
+			} else {
+				price[e.j] = um.u[e.i][e.j] / alpha[e.i]
+			}
+			queue = append(queue, w)
+		}
+	}
+	return buyers, goods
 }
 
 // eqTol is the relative tolerance of an exact equality edge and of a
