@@ -281,100 +281,147 @@ type head struct {
 // ⌈n/F⌉+1 positions, and a worker whose last one is taken gets twice as
 // many, up to n, until none is.
 func match(ctx context.Context, jobs []*job, workers []worker, qf func(*job, allocation.Accelerator) float64) ([]head, float64, error) {
-	n, nw := len(jobs), len(workers)
-	// Longest first: a newly added row then tends to take a position no
-	// one holds, and the solver's augmenting paths stay short.
-	rows := slices.Clone(jobs)
-	slices.SortStableFunc(rows, func(a, b *job) int { return cmp.Compare(b.first, a.first) })
-	// q per row and worker type, shared by the workers of a type.
-	types := make(map[allocation.Accelerator]int)
-	for _, w := range workers {
-		if _, ok := types[w.k]; !ok {
-			types[w.k] = len(types)
-		}
-	}
-	q := make([][]float64, n)
-	for r, jb := range rows {
-		q[r] = make([]float64, len(types))
-		for k, t := range types {
-			q[r][t] = qf(jb, k)
-		}
-	}
-	pos := make([]int, nw)
-	for w := range pos {
-		pos[w] = min(n, (n+nw-1)/nw+1)
-	}
+	m := newMatching(jobs, workers, qf)
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, 0, fmt.Errorf("allox: %w", err)
 		}
-		type column struct{ w, p int }
-		ncols := uint64(0)
-		for w := range workers {
-			ncols += uint64(pos[w])
-		}
-		if cells := uint64(n) * ncols; cells > MaxCells {
-			return nil, 0, fmt.Errorf("%w: allox: %d jobs × %d (worker, position) columns = %d cost cells, more than MaxCells (%d)",
-				policy.ErrInvalidSnapshot, n, ncols, cells, uint64(MaxCells))
-		}
-		cols := make([]column, 0, ncols)
-		for w := range workers {
-			for p := 1; p <= pos[w]; p++ {
-				cols = append(cols, column{w, p})
-			}
-		}
-		cost := make([][]float64, n)
-		for r := range rows {
-			if r%256 == 255 && ctx.Err() != nil {
-				return nil, 0, fmt.Errorf("allox: %w", ctx.Err())
-			}
-			cost[r] = make([]float64, len(cols))
-			for c, col := range cols {
-				cost[r][c] = float64(col.p)*q[r][types[workers[col.w].k]] + rows[r].wait
-			}
+		cols, cost, err := m.costs(ctx)
+		if err != nil {
+			return nil, 0, err
 		}
 		got, err := placement.AssignContext(ctx, cost)
-		grow := false
 		switch {
 		case errors.Is(err, placement.ErrInfeasible):
 			// Too few positions on the few workers some jobs can use.
-			for w := range pos {
-				if pos[w] < n {
-					pos[w], grow = min(2*pos[w], n), true
-				}
-			}
-			if !grow {
+			if !m.deepen() {
 				return nil, 0, fmt.Errorf("allox: %w", err)
 			}
 			continue
 		case err != nil:
 			return nil, 0, fmt.Errorf("allox: %w", err)
 		}
-		top := make([]int, nw) // the row in each worker's highest position
-		for w := range top {
-			top[w] = -1
-		}
-		total := 0.0
-		for r, c := range got {
-			col := cols[c]
-			total += cost[r][c]
-			if col.p == pos[col.w] && pos[col.w] < n {
-				pos[col.w], grow = min(2*pos[col.w], n), true
-			}
-			if t := top[col.w]; t < 0 || cols[got[t]].p < col.p {
-				top[col.w] = r
-			}
-		}
+		top, total, grow := m.tops(got, cols, cost)
 		if grow {
 			continue
 		}
-		var heads []head
-		for w, r := range top {
-			if r >= 0 {
-				k := workers[w].k
-				heads = append(heads, head{rows[r], k, q[r][types[k]]})
-			}
-		}
-		return heads, total, nil
+		return m.heads(top), total, nil
 	}
+}
+
+// matching is one matching in progress: its rows, its workers, q per row
+// and worker type, and the positions each worker offers so far.
+type matching struct {
+	rows    []*job
+	workers []worker
+	types   map[allocation.Accelerator]int // index of a worker type in q's rows
+	q       [][]float64
+	pos     []int
+}
+
+// column is a (worker, position) of the cost matrix.
+type column struct{ w, p int }
+
+// newMatching orders the rows, tabulates q, shared by the workers of a
+// type, and gives each worker ⌈n/F⌉+1 positions, up to n.
+func newMatching(jobs []*job, workers []worker, qf func(*job, allocation.Accelerator) float64) *matching {
+	n, nw := len(jobs), len(workers)
+	// Longest first: a newly added row then tends to take a position no
+	// one holds, and the solver's augmenting paths stay short.
+	m := &matching{rows: slices.Clone(jobs), workers: workers, types: make(map[allocation.Accelerator]int), q: make([][]float64, n), pos: make([]int, nw)}
+	slices.SortStableFunc(m.rows, func(a, b *job) int { return cmp.Compare(b.first, a.first) })
+	for _, w := range workers {
+		if _, ok := m.types[w.k]; !ok {
+			m.types[w.k] = len(m.types)
+		}
+	}
+	for r, jb := range m.rows {
+		m.q[r] = make([]float64, len(m.types))
+		for k, t := range m.types {
+			m.q[r][t] = qf(jb, k)
+		}
+	}
+	for w := range m.pos {
+		m.pos[w] = min(n, (n+nw-1)/nw+1)
+	}
+	return m
+}
+
+// costs returns the columns of the workers' positions and the cost matrix
+// over them, refusing, before it is built, a matrix of more than MaxCells.
+func (m *matching) costs(ctx context.Context) ([]column, [][]float64, error) {
+	n := len(m.rows)
+	ncols := uint64(0)
+	for w := range m.workers {
+		ncols += uint64(m.pos[w])
+	}
+	if cells := uint64(n) * ncols; cells > MaxCells {
+		return nil, nil, fmt.Errorf("%w: allox: %d jobs × %d (worker, position) columns = %d cost cells, more than MaxCells (%d)",
+			policy.ErrInvalidSnapshot, n, ncols, cells, uint64(MaxCells))
+	}
+	cols := make([]column, 0, ncols)
+	for w := range m.workers {
+		for p := 1; p <= m.pos[w]; p++ {
+			cols = append(cols, column{w, p})
+		}
+	}
+	cost := make([][]float64, n)
+	for r := range m.rows {
+		if r%256 == 255 && ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("allox: %w", ctx.Err())
+		}
+		cost[r] = make([]float64, len(cols))
+		for c, col := range cols {
+			cost[r][c] = float64(col.p)*m.q[r][m.types[m.workers[col.w].k]] + m.rows[r].wait
+		}
+	}
+	return cols, cost, nil
+}
+
+// deepen doubles every worker's positions, up to n, and reports whether
+// any worker gained some.
+func (m *matching) deepen() bool {
+	n, grow := len(m.rows), false
+	for w := range m.pos {
+		if m.pos[w] < n {
+			m.pos[w], grow = min(2*m.pos[w], n), true
+		}
+	}
+	return grow
+}
+
+// tops returns the row in each worker's highest position (-1 for none)
+// and the total cost of the assignment got of rows to cols; a worker whose
+// last position is taken, short of n, gets twice as many, and grow tells
+// that the matching must be solved again.
+func (m *matching) tops(got []int, cols []column, cost [][]float64) (top []int, total float64, grow bool) {
+	n := len(m.rows)
+	top = make([]int, len(m.workers)) // the row in each worker's highest position
+	for w := range top {
+		top[w] = -1
+	}
+	for r, c := range got {
+		col := cols[c]
+		total += cost[r][c]
+		if col.p == m.pos[col.w] && m.pos[col.w] < n {
+			m.pos[col.w], grow = min(2*m.pos[col.w], n), true
+		}
+		if t := top[col.w]; t < 0 || cols[got[t]].p < col.p {
+			top[col.w] = r
+		}
+	}
+	return top, total, grow
+}
+
+// heads returns the jobs in the rows top, with their workers' types and
+// g·q there.
+func (m *matching) heads(top []int) []head {
+	var heads []head
+	for w, r := range top {
+		if r >= 0 {
+			k := m.workers[w].k
+			heads = append(heads, head{m.rows[r], k, m.q[r][m.types[k]]})
+		}
+	}
+	return heads
 }
