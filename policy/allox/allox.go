@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/placement"
@@ -119,12 +120,31 @@ func (p *AlloX) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decis
 	grant := func(j *policy.Job, k allocation.Accelerator, place []allocation.Assignment) {
 		round.Runs = append(round.Runs, placement.Run{Job: j.ID, Accelerator: k, Assignments: place})
 	}
-
-	// Running jobs are never preempted; one whose GPUs are not all its own
-	// (gone, shared with another, of a type it cannot use) waits again.
 	g := placement.NewGangs(s.Cluster)
-	used := make(map[string]int)
-	var waiting []*policy.Job
+	used, waiting := keep(g, jobs, d, grant)
+	workers, free := idle(s.Cluster, used, len(waiting))
+	cands, unknown := contenders(s.Now, waiting, free)
+	cands = p.cut(cands, len(workers))
+	if len(cands) > 0 {
+		gangQ := func(jb *job, k allocation.Accelerator) float64 { return float64(jb.j.GPUs) * jb.q(k, free) }
+		heads, cost, err := match(ctx, cands, workers, gangQ)
+		if err != nil {
+			return nil, err
+		}
+		d.Objective = cost
+		start(g, heads, grant)
+	}
+	backfill(g, unknown, grant)
+	d.Allocation, d.Placement = round.Allocation(), round.Placement()
+	return d, nil
+}
+
+// keep grants the running jobs their GPUs in g, and returns the GPUs they
+// use by server and the jobs that wait. Running jobs are never preempted;
+// one whose GPUs are not all its own (gone, shared with another, of a type
+// it cannot use) waits again, with a warning in d.
+func keep(g *placement.Gangs, jobs []*policy.Job, d *policy.Decision, grant func(*policy.Job, allocation.Accelerator, []allocation.Assignment)) (used map[string]int, waiting []*policy.Job) {
+	used = make(map[string]int)
 	for _, j := range jobs {
 		if len(j.Placement) == 0 {
 			waiting = append(waiting, j)
@@ -141,27 +161,35 @@ func (p *AlloX) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decis
 			used[a.Server] += a.GPUs
 		}
 	}
+	return used, waiting
+}
 
-	// A matching uses at most one worker per waiting job, and the workers
-	// of a type are alike: listing that many of each type keeps memory in
-	// proportion to the jobs, not to the GPUs a server declares.
-	servers := slices.SortedFunc(slices.Values(s.Cluster.Servers), func(a, b allocation.Server) int { return cmp.Compare(a.ID, b.ID) })
+// idle returns the workers of the GPUs the running jobs leave free on c, at
+// most limit of a type, servers in ID order, and the free GPUs by type. A
+// matching uses at most one worker per waiting job, and the workers of a
+// type are alike: listing that many of each type keeps memory in
+// proportion to the jobs, not to the GPUs a server declares.
+func idle(c allocation.Cluster, used map[string]int, limit int) ([]worker, map[allocation.Accelerator]int) {
+	servers := slices.SortedFunc(slices.Values(c.Servers), func(a, b allocation.Server) int { return cmp.Compare(a.ID, b.ID) })
 	var workers []worker
 	free, listed := make(map[allocation.Accelerator]int), make(map[allocation.Accelerator]int)
 	for _, srv := range servers {
 		n := srv.GPUs - used[srv.ID]
-		for range min(n, len(waiting)-listed[srv.Accelerator]) {
+		for range min(n, limit-listed[srv.Accelerator]) {
 			workers = append(workers, worker{srv.ID, srv.Accelerator})
 			listed[srv.Accelerator]++
 		}
 		free[srv.Accelerator] += n
 	}
+	return workers, free
+}
 
-	// The waiting jobs that could start now, longest-waiting first; those
-	// of unknown length wait for the GPUs the matching leaves free.
-	var cands, unknown []*job
+// contenders returns the waiting jobs that could start now on the free
+// GPUs, longest-waiting first, with their least g·q as key, and those of
+// unknown length, which wait for the GPUs the matching leaves free.
+func contenders(now time.Duration, waiting []*policy.Job, free map[allocation.Accelerator]int) (cands, unknown []*job) {
 	for _, j := range waiting {
-		jb := &job{j: j, wait: (s.Now - j.Arrival).Seconds(), left: j.StepsTotal - j.StepsDone, first: math.Inf(1)}
+		jb := &job{j: j, wait: (now - j.Arrival).Seconds(), left: j.StepsTotal - j.StepsDone, first: math.Inf(1)}
 		if j.StepsTotal == 0 {
 			unknown = append(unknown, jb)
 			continue
@@ -174,23 +202,21 @@ func (p *AlloX) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decis
 		}
 	}
 	slices.SortStableFunc(cands, func(a, b *job) int { return cmp.Compare(b.wait, a.wait) })
+	return cands, unknown
+}
+
+// cut keeps the ⌈α·m⌉ longest-waiting of the m candidates, but never fewer
+// than the free workers.
+func (p *AlloX) cut(cands []*job, workers int) []*job {
 	// ⌈α·m⌉, forgiving rounding: 0.7·10 is 7.000000000000001.
 	n := int(math.Ceil(p.alpha()*float64(len(cands)) - 1e-9))
-	cands = cands[:min(len(cands), max(n, len(workers)))]
-	if len(cands) == 0 {
-		backfill(g, unknown, grant)
-		d.Allocation, d.Placement = round.Allocation(), round.Placement()
-		return d, nil
-	}
+	return cands[:min(len(cands), max(n, workers))]
+}
 
-	gangQ := func(jb *job, k allocation.Accelerator) float64 { return float64(jb.j.GPUs) * jb.q(k, free) }
-	heads, cost, err := match(ctx, cands, workers, gangQ)
-	if err != nil {
-		return nil, err
-	}
-	d.Objective = cost
-	// The heads start in increasing GPU-time g·q on their type, so that
-	// when gangs cannot all start, those that free their GPUs soonest do.
+// start places the heads of the matching on their workers' types. The
+// heads start in increasing GPU-time g·q on their type, so that when gangs
+// cannot all start, those that free their GPUs soonest do.
+func start(g *placement.Gangs, heads []head, grant func(*policy.Job, allocation.Accelerator, []allocation.Assignment)) {
 	slices.SortStableFunc(heads, func(a, b head) int {
 		return cmp.Or(cmp.Compare(a.area, b.area), cmp.Compare(b.jb.wait, a.jb.wait), cmp.Compare(a.jb.j.ID, b.jb.j.ID))
 	})
@@ -199,9 +225,6 @@ func (p *AlloX) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Decis
 			grant(h.jb.j, k, place)
 		}
 	}
-	backfill(g, unknown, grant)
-	d.Allocation, d.Placement = round.Allocation(), round.Placement()
-	return d, nil
 }
 
 // open checks the configuration and ctx, screens s, and returns the
