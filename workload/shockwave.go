@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/policy"
@@ -85,85 +86,21 @@ func ReadShockwaveTrace(r io.Reader, name string, p Profile, o ShockwaveOptions)
 		bad := func(field, format string, args ...any) error {
 			return traceErr(name, n, id, field, format, args...)
 		}
-		f := strings.Split(string(line), "\t")
-		if len(f) != len(shockwaveFields) {
-			return bad("", "%d tab-separated fields, want %d", len(f), len(shockwaveFields))
-		}
-		m, bs0, ok := shockwaveJobType(f[0])
-		if !ok {
-			return bad("job_type", "%q is not of the form \"<model> (batch size <n>)\"", f[0])
-		}
-		if f[4] != "0" && f[4] != "1" {
-			return bad("needs_data_dir", "%q is not 0 or 1", f[4])
-		}
-		total, err := strconv.ParseFloat(f[5], 64)
-		if err != nil || math.IsInf(total, 0) || math.IsNaN(total) || total <= 0 {
-			return bad("total_steps", "%q is not a positive number", f[5])
-		}
-		sf, err := strconv.Atoi(f[6])
-		if err != nil || sf < 1 {
-			return bad("scale_factor", "%q is not a positive integer", f[6])
-		}
-		mode := Mode(f[7])
-		w, err := strconv.ParseFloat(f[8], 64)
-		if err != nil || math.IsInf(w, 0) || math.IsNaN(w) || w <= 0 {
-			return bad("priority_weight", "%q is not a positive number", f[8])
-		}
-		if x, err := strconv.ParseFloat(f[9], 64); err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return bad("SLO", "%q is not a number", f[9])
-		}
-		if x, err := strconv.ParseFloat(f[10], 64); err != nil || traceNonNeg(x) != nil {
-			return bad("duration_s", "%q is not a finite non-negative number", f[10])
-		}
-		a, err := strconv.ParseFloat(f[11], 64)
+		row, err := parseShockwaveRow(string(line), bad)
 		if err != nil {
-			return bad("arrival_s", "%q is not a number", f[11])
+			return err
 		}
-		at, err := traceSeconds(a)
+		ad, x, err := row.adapt(p, acc, bad)
 		if err != nil {
-			return bad("arrival_s", "%v", err)
+			return err
 		}
-		facts, field, err := adaptCheck(m, mode, bs0, sf)
-		if err != nil {
-			return bad(map[string]string{"model": "job_type", "bs0": "job_type", "mode": "mode", "gpus": "scale_factor"}[field], "%v", err)
-		}
-		perEpoch := math.Ceil(float64(facts.samples) / float64(bs0))
-		epochs := math.Ceil(total / perEpoch)
-		if epochs > adaptMaxEpochs {
-			return bad("total_steps", "%v steps make %v epochs, above %d", total, epochs, adaptMaxEpochs)
-		}
-		sched, err := Schedule(m, mode, bs0, sf, int(epochs))
-		if err != nil {
-			return bad("total_steps", "%v", err)
-		}
-		rs, err := Regimes(m, mode, bs0, sf)
-		if err != nil {
-			return bad("mode", "%v", err)
-		}
-		ad := &Adaptation{Batch: sched, EpochSeconds: make(map[int]float64, len(rs))}
-		x := &policy.Adaptive{Epochs: len(sched), BatchSize: bs0}
-		for _, b := range rs {
-			tmpl := fmt.Sprintf("%s (batch size %d)", m, b)
-			thr := p.Throughput(tmpl, acc, sf)
-			sec := float64(facts.samples) / float64(b) / thr
-			if !(thr > 0) || math.IsInf(sec, 0) || math.IsNaN(sec) {
-				if slices.Contains(sched, b) {
-					return bad("job_type", "batch size %d: the profile has no throughput for %q on %d GPU(s) of type %s", b, tmpl, sf, acc)
-				}
-				continue
-			}
-			ad.EpochSeconds[b] = sec
-			x.Regimes = append(x.Regimes, b)
-			x.EpochSeconds = append(x.EpochSeconds, sec)
-		}
-		x.History = make([]int, len(x.Regimes))
 		j := policy.Job{
 			ID:         id,
-			Weight:     w,
-			GPUs:       sf,
-			Arrival:    at,
-			Throughput: map[allocation.Accelerator]float64{acc: 1 / ad.EpochSeconds[sched[0]]},
-			StepsTotal: float64(len(sched)),
+			Weight:     row.weight,
+			GPUs:       row.gpus,
+			Arrival:    row.arrival,
+			Throughput: map[allocation.Accelerator]float64{acc: 1 / ad.EpochSeconds[ad.Batch[0]]},
+			StepsTotal: float64(len(ad.Batch)),
 			Adaptive:   x,
 		}
 		model.Jobs[id] = ad
@@ -177,6 +114,110 @@ func ReadShockwaveTrace(r io.Reader, name string, p Profile, o ShockwaveOptions)
 		return nil, nil, err
 	}
 	return jobs, model, nil
+}
+
+// shockwaveBad makes the error of a field of the line being read.
+type shockwaveBad func(field, format string, args ...any) error
+
+// shockwaveRow is the part of a Shockwave trace line a job is made of.
+type shockwaveRow struct {
+	model         string
+	bs0, gpus     int
+	mode          Mode
+	total, weight float64
+	arrival       time.Duration
+}
+
+// parseShockwaveRow splits a line into its fields and checks them all,
+// also those only checked for form, returning the first bad one.
+func parseShockwaveRow(line string, bad shockwaveBad) (shockwaveRow, error) {
+	var row shockwaveRow
+	f := strings.Split(line, "\t")
+	if len(f) != len(shockwaveFields) {
+		return row, bad("", "%d tab-separated fields, want %d", len(f), len(shockwaveFields))
+	}
+	var ok bool
+	if row.model, row.bs0, ok = shockwaveJobType(f[0]); !ok {
+		return row, bad("job_type", "%q is not of the form \"<model> (batch size <n>)\"", f[0])
+	}
+	if f[4] != "0" && f[4] != "1" {
+		return row, bad("needs_data_dir", "%q is not 0 or 1", f[4])
+	}
+	var err error
+	if row.total, err = strconv.ParseFloat(f[5], 64); err != nil || math.IsInf(row.total, 0) || math.IsNaN(row.total) || row.total <= 0 {
+		return row, bad("total_steps", "%q is not a positive number", f[5])
+	}
+	if row.gpus, err = strconv.Atoi(f[6]); err != nil || row.gpus < 1 {
+		return row, bad("scale_factor", "%q is not a positive integer", f[6])
+	}
+	row.mode = Mode(f[7])
+	if row.weight, err = strconv.ParseFloat(f[8], 64); err != nil || math.IsInf(row.weight, 0) || math.IsNaN(row.weight) || row.weight <= 0 {
+		return row, bad("priority_weight", "%q is not a positive number", f[8])
+	}
+	if x, err := strconv.ParseFloat(f[9], 64); err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return row, bad("SLO", "%q is not a number", f[9])
+	}
+	if x, err := strconv.ParseFloat(f[10], 64); err != nil || traceNonNeg(x) != nil {
+		return row, bad("duration_s", "%q is not a finite non-negative number", f[10])
+	}
+	a, err := strconv.ParseFloat(f[11], 64)
+	if err != nil {
+		return row, bad("arrival_s", "%q is not a number", f[11])
+	}
+	if row.arrival, err = traceSeconds(a); err != nil {
+		return row, bad("arrival_s", "%v", err)
+	}
+	return row, nil
+}
+
+// adapt returns the row's Adaptation and Adaptive facts: its schedule over
+// the epochs total_steps make, and the epoch durations of its regimes in
+// the profile p on type acc.
+func (row shockwaveRow) adapt(p Profile, acc allocation.Accelerator, bad shockwaveBad) (*Adaptation, *policy.Adaptive, error) {
+	m, mode, bs0, sf := row.model, row.mode, row.bs0, row.gpus
+	facts, field, err := adaptCheck(m, mode, bs0, sf)
+	if err != nil {
+		return nil, nil, bad(map[string]string{"model": "job_type", "bs0": "job_type", "mode": "mode", "gpus": "scale_factor"}[field], "%v", err)
+	}
+	perEpoch := math.Ceil(float64(facts.samples) / float64(bs0))
+	epochs := math.Ceil(row.total / perEpoch)
+	if epochs > adaptMaxEpochs {
+		return nil, nil, bad("total_steps", "%v steps make %v epochs, above %d", row.total, epochs, adaptMaxEpochs)
+	}
+	sched, err := Schedule(m, mode, bs0, sf, int(epochs))
+	if err != nil {
+		return nil, nil, bad("total_steps", "%v", err)
+	}
+	rs, err := Regimes(m, mode, bs0, sf)
+	if err != nil {
+		return nil, nil, bad("mode", "%v", err)
+	}
+	return row.epochSeconds(p, acc, facts.samples, sched, rs, bad)
+}
+
+// epochSeconds times an epoch at each regime rs from the profile p on type
+// acc. A regime the profile cannot run is dropped if the schedule sched
+// never reaches it, and is an error otherwise.
+func (row shockwaveRow) epochSeconds(p Profile, acc allocation.Accelerator, samples int, sched, rs []int, bad shockwaveBad) (*Adaptation, *policy.Adaptive, error) {
+	m, sf := row.model, row.gpus
+	ad := &Adaptation{Batch: sched, EpochSeconds: make(map[int]float64, len(rs))}
+	x := &policy.Adaptive{Epochs: len(sched), BatchSize: row.bs0}
+	for _, b := range rs {
+		tmpl := fmt.Sprintf("%s (batch size %d)", m, b)
+		thr := p.Throughput(tmpl, acc, sf)
+		sec := float64(samples) / float64(b) / thr
+		if !(thr > 0) || math.IsInf(sec, 0) || math.IsNaN(sec) {
+			if slices.Contains(sched, b) {
+				return nil, nil, bad("job_type", "batch size %d: the profile has no throughput for %q on %d GPU(s) of type %s", b, tmpl, sf, acc)
+			}
+			continue
+		}
+		ad.EpochSeconds[b] = sec
+		x.Regimes = append(x.Regimes, b)
+		x.EpochSeconds = append(x.EpochSeconds, sec)
+	}
+	x.History = make([]int, len(x.Regimes))
+	return ad, x, nil
 }
 
 // ReadShockwaveTraceFile reads the Shockwave trace at path; see
