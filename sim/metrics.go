@@ -222,10 +222,22 @@ func Summarize(jobs []JobRecord, rounds []RoundRecord, o Options) (Summary, erro
 	if len(per) == 0 {
 		return Summary{}, fmt.Errorf("%w: the window selects no job", ErrNoFinishedJobs)
 	}
+	s.count(per)
+	if s.Finished == 0 {
+		return Summary{}, fmt.Errorf("%w: %d jobs measured, none finished", ErrNoFinishedJobs, s.Jobs)
+	}
+	s.fairness(per)
+	s.completion(per)
+	s.makespan(jobs)
+	return s, nil
+}
 
-	var jcts []float64
-	var ttfr, ftfΣ, ftfcΣ float64
-	var ran, unfair, unfairC int
+// count sets the counts of the window's jobs (finished, unfinished, never
+// ran, unscheduled), their mean preemptions and migrations, and the mean
+// time to first run of those that ran.
+func (s *Summary) count(per []JobMetrics) {
+	var ttfr float64
+	var ran int
 	for _, m := range per {
 		s.PreemptionsPerJob += float64(m.Preemptions) / float64(len(per))
 		s.MigrationsPerJob += float64(m.Migrations) / float64(len(per))
@@ -238,39 +250,58 @@ func Summarize(jobs []JobRecord, rounds []RoundRecord, o Options) (Summary, erro
 		if m.Unscheduled {
 			s.Unscheduled++
 		}
-		if !m.Finished {
+		if m.Finished {
+			s.Finished++
+		} else {
 			s.Unfinished++
-			continue
-		}
-		s.Finished++
-		jcts = append(jcts, m.JCT)
-		ftfΣ += m.FTF
-		ftfcΣ += m.FTFContention
-		s.WorstFTF = max(s.WorstFTF, m.FTF)
-		s.WorstFTFContention = max(s.WorstFTFContention, m.FTFContention)
-		if m.FTF > thr {
-			unfair++
-		}
-		if m.FTFContention > thr {
-			unfairC++
 		}
 	}
 	if ran > 0 {
 		s.MeanTimeToFirstRun = ttfr / float64(ran)
 	}
-	if s.Finished == 0 {
-		return Summary{}, fmt.Errorf("%w: %d jobs measured, none finished", ErrNoFinishedJobs, s.Jobs)
+}
+
+// fairness sets the mean and worst finish-time fairness, static and
+// contention, over the finished jobs, and the shares of them above
+// s.UnfairThreshold. s.Finished must be positive.
+func (s *Summary) fairness(per []JobMetrics) {
+	var ftfΣ, ftfcΣ float64
+	var unfair, unfairC int
+	for _, m := range per {
+		if !m.Finished {
+			continue
+		}
+		ftfΣ += m.FTF
+		ftfcΣ += m.FTFContention
+		s.WorstFTF = max(s.WorstFTF, m.FTF)
+		s.WorstFTFContention = max(s.WorstFTFContention, m.FTFContention)
+		if m.FTF > s.UnfairThreshold {
+			unfair++
+		}
+		if m.FTFContention > s.UnfairThreshold {
+			unfairC++
+		}
 	}
 	f := float64(s.Finished)
 	s.MeanFTF, s.MeanFTFContention = ftfΣ/f, ftfcΣ/f
 	s.UnfairFraction, s.UnfairFractionContention = float64(unfair)/f, float64(unfairC)/f
+}
 
+// completion sets the mean, median and 99th-percentile JCT of the finished
+// jobs. s.Finished must be positive.
+func (s *Summary) completion(per []JobMetrics) {
+	var jcts []float64
+	for _, m := range per {
+		if m.Finished {
+			jcts = append(jcts, m.JCT)
+		}
+	}
 	slices.Sort(jcts)
 	var Σ float64
 	for _, v := range jcts {
 		Σ += v
 	}
-	s.AvgJCT = Σ / f
+	s.AvgJCT = Σ / float64(s.Finished)
 	nj := len(jcts)
 	if nj%2 == 1 {
 		s.MedianJCT = jcts[nj/2]
@@ -278,8 +309,11 @@ func Summarize(jobs []JobRecord, rounds []RoundRecord, o Options) (Summary, erro
 		s.MedianJCT = (jcts[nj/2-1] + jcts[nj/2]) / 2
 	}
 	s.P99JCT = nearestRank(jcts, 99)
+}
 
-	// Makespan over the whole trace.
+// makespan sets the makespan over the whole trace, from the jobs that
+// finished, and counts the trace's jobs that did not.
+func (s *Summary) makespan(jobs []JobRecord) {
 	first := jobs[0].Arrival
 	var last time.Duration
 	for i := range jobs {
@@ -294,7 +328,6 @@ func Summarize(jobs []JobRecord, rounds []RoundRecord, o Options) (Summary, erro
 	if last > first {
 		s.Makespan = (last - first).Seconds()
 	}
-	return s, nil
 }
 
 // Summary summarizes the result as Summarize does, with the policy's
