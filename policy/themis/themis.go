@@ -231,6 +231,24 @@ func (p *Themis) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("themis: %w", err)
 	}
+	out = leaveOut(s, out)
+	jobs := estimate(s, out)
+	now := s.Now.Seconds()
+	leases, free := p.keep(s.Cluster, jobs, now)
+	leases, warnings, err := p.lend(ctx, s.Cluster.Types(), jobs, leases, free, now)
+	if err != nil {
+		return nil, err
+	}
+	p.State.Leases = leases
+	d := p.decide(leases, jobs)
+	d.Unscheduled, d.Warnings = out, warnings
+	return d, nil
+}
+
+// leaveOut adds to out, the jobs Screen left out, those Themis cannot
+// lease to: it leases time on gangs of a fixed size, so an elastic job
+// needs a GPU count that some type holds.
+func leaveOut(s *policy.Snapshot, out map[string]string) map[string]string {
 	census := policy.NewCensus(s.Cluster)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
@@ -249,16 +267,20 @@ func (p *Themis) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 			out[j.ID] = why
 		}
 	}
-	jobs := estimate(s, out)
-	now := s.Now.Seconds()
+	return out
+}
+
+// keep returns the live leases of active jobs, that still fit, taking
+// their shares from the jobs' room, and the GPUs of each type they do not
+// hold, which are free.
+func (p *Themis) keep(c allocation.Cluster, jobs []*job, now float64) ([]Lease, map[allocation.Accelerator]float64) {
 	byID := make(map[string]*job, len(jobs))
 	for _, jb := range jobs {
 		byID[jb.j.ID] = jb
 	}
-	// Keep the live leases of active jobs; what they do not hold is free.
 	free := make(map[allocation.Accelerator]float64)
-	for _, t := range s.Cluster.Types() {
-		free[t] = float64(s.Cluster.GPUs(t))
+	for _, t := range c.Types() {
+		free[t] = float64(c.GPUs(t))
 	}
 	var leases []Lease
 	for _, l := range p.State.Leases {
@@ -270,9 +292,15 @@ func (p *Themis) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 		jb.room -= l.Share
 		free[l.Accelerator] -= l.Share * float64(jb.j.GPUs)
 	}
+	return leases, free
+}
 
+// lend leases the free GPUs, appending to leases: the auction among the
+// offered jobs, then the hidden payments to the jobs that were not
+// offered, and what they cannot use back to the bidders. It returns the
+// leases and the warnings of approximate markets.
+func (p *Themis) lend(ctx context.Context, types []allocation.Accelerator, jobs []*job, leases []Lease, free map[allocation.Accelerator]float64, now float64) ([]Lease, []string, error) {
 	offered, others := p.offer(jobs)
-	types := s.Cluster.Types()
 	left := make([]float64, len(types))
 	for k, t := range types {
 		left[k] = math.Max(free[t], 0)
@@ -281,7 +309,7 @@ func (p *Themis) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 	if len(offered) > 0 {
 		sp, err := auction(ctx, offered, types, free)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		leases = p.grant(leases, sp.got, types, now)
 		left, warnings = sp.left, sp.warn("auction", warnings)
@@ -294,15 +322,12 @@ func (p *Themis) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 		}
 		sp, err := divide(ctx, usable(group, types, left), types, left)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		leases = p.grant(leases, sp.got, types, now)
 		left, warnings = sp.left, sp.warn("division of the hidden payments", warnings)
 	}
-	p.State.Leases = leases
-	d := p.decide(leases, jobs)
-	d.Unscheduled, d.Warnings = out, warnings
-	return d, nil
+	return leases, warnings, nil
 }
 
 // offer returns the jobs that may bid, the worst ρ first, and the others
