@@ -25,6 +25,7 @@ func (p *Themis) RestoreState(b json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("themis: %w", err)
 	}
+	held := make(map[string]float64) // each job's time in leases so far
 	for i, l := range st.Leases {
 		bad := func(field, format string, args ...any) error {
 			return fmt.Errorf("%w: themis: state: leases[%d].%s: %s", policy.ErrInvalidConfig, i, field, fmt.Sprintf(format, args...))
@@ -38,7 +39,10 @@ func (p *Themis) RestoreState(b json.RawMessage) error {
 			return bad("share", "%v is not in (0, 1]", l.Share)
 		case !(l.Expires >= 0) || math.IsInf(l.Expires, 1):
 			return bad("expires", "%v is not a finite non-negative time", l.Expires)
+		case held[l.Job]+l.Share > 1+1e-9:
+			return bad("share", "job %s's leases add up to %v, more than its whole time", l.Job, held[l.Job]+l.Share)
 		}
+		held[l.Job] += l.Share
 	}
 	p.State = st
 	return nil

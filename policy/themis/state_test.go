@@ -1,6 +1,7 @@
 package themis
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -49,6 +50,7 @@ func TestStateRestore(t *testing.T) {
 			`{"leases": [{"job": "a", "accelerator": "v100", "share": 1.5, "expires": 60}]}`,
 			`{"leases": [{"job": "a", "accelerator": "v100", "share": 0.5, "expires": -1}]}`,
 			`{"leases": [{"job": "a", "accelerator": "v100", "share": 0.5, "expires": 60, "price": 1}]}`,
+			`{"leases": [{"job": "a", "accelerator": "v100", "share": 1, "expires": 60}, {"job": "a", "accelerator": "k80", "share": 0.25, "expires": 60}]}`,
 		},
 	})
 	t.Logf("a fresh policy diverges when it takes over before rounds %v", res.Diverged)
@@ -73,5 +75,27 @@ func TestStateRestore(t *testing.T) {
 	}
 	if !kept || !renewed {
 		t.Errorf("a lease kept across rounds: %v, a job leased again after expiry: %v; want both", kept, renewed)
+	}
+}
+
+// A State set by hand, not through RestoreState, may give a job more than
+// its whole time; Allocate keeps only the leases that fit in it, so the
+// allocation stays valid.
+func TestStateOverlappingLeases(t *testing.T) {
+	w := stateWorld()
+	s := &policy.Snapshot{Now: time.Minute, Cluster: w.Cluster, Jobs: w.Jobs[:3]}
+	p := &Themis{LeaseRounds: 3, RoundSeconds: 60, State: State{Leases: []Lease{
+		{Job: "a", Accelerator: "v100", Share: 1, Expires: 120},
+		{Job: "a", Accelerator: "k80", Share: 1, Expires: 120},
+	}}}
+	d, err := p.Allocate(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Allocation.Validate(s.Cluster); err != nil {
+		t.Fatalf("allocation from overlapping leases: %v", err)
+	}
+	if got := d.Allocation.Share("a", "v100"); got != 1 {
+		t.Errorf("job a's first lease (v100, share 1) gives it %v of a v100, want 1", got)
 	}
 }

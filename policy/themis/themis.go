@@ -270,8 +270,9 @@ func leaveOut(s *policy.Snapshot, out map[string]string) map[string]string {
 	return out
 }
 
-// keep returns the live leases of active jobs, that still fit, taking
-// their shares from the jobs' room, and the GPUs of each type they do not
+// keep returns the live leases of active jobs, that still fit in the
+// cluster and in the job's time (a State set by hand may hold more than a
+// job's whole time), taking their shares from the jobs' room, and the GPUs of each type they do not
 // hold, which are free.
 func (p *Themis) keep(c allocation.Cluster, jobs []*job, now float64) ([]Lease, map[allocation.Accelerator]float64) {
 	byID := make(map[string]*job, len(jobs))
@@ -285,7 +286,7 @@ func (p *Themis) keep(c allocation.Cluster, jobs []*job, now float64) ([]Lease, 
 	var leases []Lease
 	for _, l := range p.State.Leases {
 		jb := byID[l.Job]
-		if jb == nil || l.Expires <= now || free[l.Accelerator] < l.Share*float64(jb.j.GPUs)-eps {
+		if jb == nil || l.Expires <= now || free[l.Accelerator] < l.Share*float64(jb.j.GPUs)-eps || l.Share > jb.room+eps {
 			continue
 		}
 		leases = append(leases, l)
