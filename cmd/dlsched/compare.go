@@ -85,6 +85,11 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	stop, err := w.profile()
+	if err != nil {
+		return err
+	}
+	defer stop()
 	insts, err := s.instances()
 	if err != nil {
 		return usageError{fmt.Errorf("compare: %v", err)}

@@ -185,7 +185,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 const usage = "usage: dlsched policies | allocate --policy NAME [--in FILE] [--config JSON] [--example] [--strict] [--lenient] | example | serve [--addr --state --policy --config --strict --max-body --timeout] | simulate [--policy NAME] [flags] | compare [--policies A,B,...|all] [--strict] [--seeds N] [--rates R,...] [flags]; " +
 	"workload flags: --workload NAME|FILE [--format F] [--jobs --rate --seed --multi-gpu --priorities] [--models DIR] [--throughputs FILE]; --events; " +
-	"--cluster --round --recompute --restart --window --out --progress"
+	"--cluster --round --recompute --restart --window --out --progress --cpuprofile"
 
 func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {

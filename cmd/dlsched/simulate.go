@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,6 +72,7 @@ type workloadFlags struct {
 	progress    bool
 	events      bool
 	cold        bool
+	cpuprofile  string
 	// seeds and rateList are compare's (registerSweep); rates is the
 	// --rates list, or --rate alone.
 	seeds    int
@@ -100,7 +102,28 @@ func (w *workloadFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&w.out, "out", "", "directory to write the results to")
 	fs.BoolVar(&w.progress, "progress", false, "show a progress bar on standard error even if it is not a terminal")
 	fs.BoolVar(&w.events, "events", false, "event-driven: call the policy at every arrival, completion and wake-up, not only at round boundaries")
+	fs.StringVar(&w.cpuprofile, "cpuprofile", "", "write a CPU profile of the run to this file, for go tool pprof")
 	fs.BoolVar(&w.cold, "cold", false, "solve every policy call's LPs from scratch, not from the last call's bases: slower, and\nresults that do not depend on the calls before (warm ones equal them within the solver's tolerance)")
+}
+
+// profile starts the CPU profile --cpuprofile asks for and returns the
+// function that stops it; without the flag both do nothing.
+func (w *workloadFlags) profile() (stop func(), err error) {
+	if w.cpuprofile == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(w.cpuprofile)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--cpuprofile: %v", err)}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %v", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // registerSweep registers compare's flags that vary a generated workload.
@@ -532,6 +555,11 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	stop, err := w.profile()
+	if err != nil {
+		return err
+	}
+	defer stop()
 	p, err := s.policy(*name, *config)
 	if err != nil {
 		return err

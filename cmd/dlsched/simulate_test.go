@@ -95,6 +95,7 @@ func TestSimulateCompareErrors(t *testing.T) {
 		{"unknown workload", []string{"simulate", "--workload", "nope"}, `"nope" is neither a built-in workload`},
 		{"bad cluster part", []string{"simulate", "--cluster", "v100=8/4:48x"}, `"48x"`},
 		{"missing cluster file", []string{"compare", "--cluster", "missing.json"}, "missing.json"},
+		{"profile in no directory", append([]string{"simulate", "--cpuprofile", "no/such/dir/cpu.out"}, tiny...), "--cpuprofile"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, "", tc.args...)
@@ -278,6 +279,28 @@ func TestSimulateWarm(t *testing.T) {
 		}
 		if got := p.(*policy.Rounds).Shares.(*gavel.MaxMinFairness).Warm; got != c.want {
 			t.Errorf("config %q, cold %v: warm %v, want %v", c.config, c.cold, got, c.want)
+		}
+	}
+}
+
+// --cpuprofile writes a CPU profile of the whole run, for both commands:
+// runtime/pprof's gzipped protocol buffer, not empty.
+func TestCPUProfile(t *testing.T) {
+	for _, cmd := range []string{"simulate", "compare"} {
+		path := filepath.Join(t.TempDir(), "cpu.out")
+		args := append([]string{cmd, "--cpuprofile", path}, tiny...)
+		if cmd == "compare" {
+			args = append(args, "--policies", "gavel.las,gavel.fifo")
+		}
+		if code, _, errOut := runCLI(t, "", args...); code != 0 {
+			t.Fatalf("%s: exit %d, stderr %q", cmd, code, errOut)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		if len(b) < 64 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("%s: %d bytes at --cpuprofile, not a gzipped profile", cmd, len(b))
 		}
 	}
 }
