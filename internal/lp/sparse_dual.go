@@ -341,8 +341,10 @@ func (s *sparseSolver) dualStep(r, q int, delta, wr float64, flips []ratioCand) 
 	s.d[p] = -theta
 	s.flip(flips)
 	// tau = B⁻¹rho for the weights, before the basis changes.
-	copy(s.rhs, s.rho)
-	s.lu.ftran(s.rhs, s.tau, nil)
+	for _, i := range s.rhoNZ {
+		s.rhs[i] = s.rho[i]
+	}
+	s.ftranInto(s.tau, &s.tauNZ, s.rhoNZ, false)
 	leave, target := atLower, s.lo[p]
 	if delta > 0 {
 		leave, target = atUpper, s.up[p]
@@ -369,7 +371,7 @@ func (s *sparseSolver) flip(flips []ratioCand) {
 	if len(flips) == 0 {
 		return
 	}
-	clear(s.rhs)
+	s.rhsNZ = s.rhsNZ[:0]
 	for _, f := range flips {
 		j := f.j
 		old := s.x[j]
@@ -383,9 +385,10 @@ func (s *sparseSolver) flip(flips []ratioCand) {
 		for t, i := range idx {
 			s.rhs[i] -= val[t] * delta
 		}
+		s.rhsNZ = append(s.rhsNZ, idx...)
 	}
-	s.lu.ftran(s.rhs, s.tau, nil)
-	for _, k := range s.lu.nz {
+	s.ftranInto(s.tau, &s.tauNZ, s.rhsNZ, false)
+	for _, k := range s.tauNZ {
 		s.x[s.head[k]] += s.tau[k]
 		s.suspect(k)
 	}

@@ -61,8 +61,17 @@ type luFactor struct {
 	rIdx       []int
 	rVal       []float64
 	rowSpikes  [][]spikeEntry // live spike entries by row
-	work, elim []float64      // by step
-	nz         []int          // positions ftran left nonzero, in no order
+	work, elim []float64      // by step; work is zero between solves
+	nz         []int          // positions ftran set, see ftran
+	ynz        []int          // rows btran set, see btran
+	// The spike of the last ftran that kept it, see update.
+	spikeRow []int
+	spikeVal []float64
+	// Hypersparse solves: rows listed in rows, steps in the heap.
+	rowMark, stepMark []bool
+	rows              []int
+	heap              stepHeap
+	reached           int
 }
 
 type spikeEntry struct {
@@ -179,6 +188,7 @@ func (f *luFactor) reset(m int) {
 	if len(f.rowSpikes) != m {
 		f.rowSpikes = make([][]spikeEntry, m)
 		f.stepOf, f.owner = make([]int, m), make([]int, m)
+		f.rowMark = make([]bool, m)
 	}
 	for i := range f.rowSpikes {
 		f.rowSpikes[i] = f.rowSpikes[i][:0]
@@ -211,6 +221,7 @@ func (f *luFactor) finish() {
 	f.dead = append(f.dead[:0], make([]bool, f.m0)...)
 	if need := f.m0 + spMaxUpdates + 1; len(f.work) < need {
 		f.work, f.elim = make([]float64, need), make([]float64, need)
+		f.stepMark = make([]bool, need)
 	}
 }
 
@@ -425,10 +436,52 @@ func (b *luBuild) update(i, q int, l float64, urow []luEntry) {
 	b.rb.move(i, len(row))
 }
 
-// ftran solves B·z = rhs. rhs is indexed by row and is overwritten; z, by
-// basis position, receives the solution. If spike is not nil it receives
-// rhs after L and the row etas, which update needs for this column.
-func (f *luFactor) ftran(rhs, z, spike []float64) {
+// spHyper: a solve whose right-hand side has at most m/spHyper nonzeros
+// follows them through the factors (hypersparse) instead of visiting
+// every step, until it has reached that many steps. The iterations of the
+// allocation LPs solve for a few percent of the rows.
+const spHyper = 8
+
+// ftran solves B·z = rhs. rhs is indexed by row, its nonzeros among idx
+// (nil: anywhere), and is left zero; z, by basis position, must be zero
+// and receives the solution, its nonzeros listed in f.nz in decreasing
+// step order. With keep, ftran stores the spike that update needs for
+// this column: rhs after L and the row etas.
+func (f *luFactor) ftran(rhs []float64, idx []int, z []float64, keep bool) {
+	hyper := idx != nil && len(idx) <= f.m/spHyper
+	f.rows = f.rows[:0]
+	if hyper {
+		for _, i := range idx {
+			f.addRow(i)
+		}
+	}
+	hyper = f.ftranL(rhs, hyper)
+	if keep {
+		f.keepSpike(rhs, hyper)
+	}
+	for _, i := range f.rows {
+		f.rowMark[i] = false
+	}
+	f.nz = f.nz[:0]
+	if hyper {
+		f.ftranUHyper(rhs, z)
+	} else {
+		f.ftranU(rhs, z, len(f.prow)-1)
+	}
+}
+
+// addRow lists row i in f.rows, once.
+func (f *luFactor) addRow(i int) {
+	if !f.rowMark[i] {
+		f.rowMark[i] = true
+		f.rows = append(f.rows, i)
+	}
+}
+
+// ftranL applies L and the row etas to rhs; while hyper, it lists the
+// rows it makes nonzero, and it returns false once they are too many.
+func (f *luFactor) ftranL(rhs []float64, hyper bool) bool {
+	limit := f.m / spHyper
 	for _, s := range f.lSteps {
 		v := rhs[f.prow[s]]
 		if v == 0 {
@@ -436,7 +489,11 @@ func (f *luFactor) ftran(rhs, z, spike []float64) {
 		}
 		for t := f.lStart[s]; t < f.lStart[s+1]; t++ {
 			rhs[f.lIdx[t]] -= f.lVal[t] * v
+			if hyper {
+				f.addRow(f.lIdx[t])
+			}
 		}
+		hyper = hyper && len(f.rows) <= limit
 	}
 	for k, target := range f.rTarget {
 		var acc float64
@@ -444,118 +501,300 @@ func (f *luFactor) ftran(rhs, z, spike []float64) {
 			acc += f.rVal[t] * rhs[f.rIdx[t]]
 		}
 		rhs[target] -= acc
-	}
-	if spike != nil {
-		copy(spike, rhs)
-	}
-	w := f.work
-	f.nz = f.nz[:0]
-	for s := len(f.prow) - 1; s >= 0; s-- {
-		w[s] = 0
-		if f.dead[s] || rhs[f.prow[s]] == 0 {
-			continue
-		}
-		v := rhs[f.prow[s]] / f.diag[s]
-		w[s] = v
-		f.nz = append(f.nz, f.pcol[s])
-		if s < f.m0 {
-			// Entries in rows of steps an update replaced are gone.
-			for t := f.ucStart[s]; t < f.ucStart[s+1]; t++ {
-				if s2 := f.ucStep[t]; !f.dead[s2] {
-					rhs[f.prow[s2]] -= f.ucVal[t] * v
-				}
-			}
-			continue
-		}
-		// Entries in rows a later update took over were eliminated from
-		// them: skip those.
-		k := s - f.m0
-		for t := f.spStart[k]; t < f.spStart[k+1]; t++ {
-			if i := f.spIdx[t]; f.owner[i] < s {
-				rhs[i] -= f.spVal[t] * v
-			}
+		if hyper && acc != 0 {
+			f.addRow(target)
+			hyper = len(f.rows) <= limit
 		}
 	}
-	for r, s := range f.stepOf {
-		z[r] = w[s]
+	return hyper
+}
+
+// keepSpike stores rhs's nonzeros as the spike for update.
+func (f *luFactor) keepSpike(rhs []float64, hyper bool) {
+	f.spikeRow, f.spikeVal = f.spikeRow[:0], f.spikeVal[:0]
+	add := func(i int) {
+		if v := rhs[i]; v != 0 {
+			f.spikeRow, f.spikeVal = append(f.spikeRow, i), append(f.spikeVal, v)
+		}
+	}
+	if hyper {
+		for _, i := range f.rows {
+			add(i)
+		}
+		return
+	}
+	for i := range rhs {
+		add(i)
 	}
 }
 
-// btran solves Bᵀ·y = c. c is indexed by basis position; y, by row,
-// receives the solution.
-func (f *luFactor) btran(c, y []float64) {
-	w := f.work
-	for s := range f.prow {
-		w[s] = 0
-	}
-	for r, s := range f.stepOf {
-		w[s] = c[r]
-	}
-	for s := range f.prow {
-		if f.dead[s] {
-			continue
+// ftranU solves with U and the updates' steps, visiting steps from top
+// down.
+func (f *luFactor) ftranU(rhs, z []float64, top int) {
+	for s := top; s >= 0; s-- {
+		if !f.dead[s] {
+			f.ftranStep(s, rhs, z, false)
 		}
-		if w[s] == 0 {
-			y[f.prow[s]] = 0
-			continue
+	}
+}
+
+// ftranUHyper solves with U and the updates' steps, visiting only the
+// steps that rhs reaches, from the top down (a heap), as ftranU would; it
+// hands over to ftranU when they become many.
+func (f *luFactor) ftranUHyper(rhs, z []float64) {
+	f.heap, f.reached = f.heap[:0], 0
+	for _, i := range f.rows {
+		if rhs[i] != 0 {
+			f.reach(f.owner[i], f.owner[i])
 		}
-		v := w[s] / f.diag[s]
-		y[f.prow[s]] = v
-		if s < f.m0 {
-			for t := f.uStart[s]; t < f.uStart[s+1]; t++ {
-				w[f.uIdx[t]] -= f.uVal[t] * v
+	}
+	for len(f.heap) > 0 {
+		if f.reached > f.m/spHyper {
+			top := f.heap[0]
+			f.unreach()
+			f.ftranU(rhs, z, top)
+			return
+		}
+		s := f.heap.pop()
+		f.stepMark[s] = false
+		f.ftranStep(s, rhs, z, true)
+	}
+}
+
+// ftranStep solves step s: z at its position, and its column taken out
+// of the rows of the steps below; with push, those steps are reached.
+func (f *luFactor) ftranStep(s int, rhs, z []float64, push bool) {
+	v := rhs[f.prow[s]]
+	if v == 0 {
+		return
+	}
+	rhs[f.prow[s]] = 0
+	v /= f.diag[s]
+	z[f.pcol[s]] = v
+	f.nz = append(f.nz, f.pcol[s])
+	if s < f.m0 {
+		// Entries in rows of steps an update replaced are gone.
+		for t := f.ucStart[s]; t < f.ucStart[s+1]; t++ {
+			if s2 := f.ucStep[t]; !f.dead[s2] {
+				rhs[f.prow[s2]] -= f.ucVal[t] * v
+				if push {
+					f.reach(s2, s2)
+				}
 			}
 		}
-		for _, e := range f.rowSpikes[f.prow[s]] {
-			w[e.step] -= e.v * v
+		return
+	}
+	// Entries in rows a later update took over were eliminated from them:
+	// skip those.
+	k := s - f.m0
+	for t := f.spStart[k]; t < f.spStart[k+1]; t++ {
+		if i := f.spIdx[t]; f.owner[i] < s {
+			rhs[i] -= f.spVal[t] * v
+			if push {
+				f.reach(f.owner[i], f.owner[i])
+			}
 		}
 	}
-	for k := len(f.rTarget) - 1; k >= 0; k-- {
-		v := y[f.rTarget[k]]
-		if v == 0 {
-			continue
+}
+
+// reach marks step s and pushes key, s for ftran's visits from the top
+// down, ^s for btran's from the bottom up.
+func (f *luFactor) reach(s, key int) {
+	if !f.stepMark[s] {
+		f.stepMark[s] = true
+		f.heap.push(key)
+		f.reached++
+	}
+}
+
+// unreach empties the heap, unmarking its steps.
+func (f *luFactor) unreach() {
+	for _, key := range f.heap {
+		if key < 0 {
+			key = ^key
 		}
-		for t := f.rStart[k]; t < f.rStart[k+1]; t++ {
-			y[f.rIdx[t]] -= f.rVal[t] * v
+		f.stepMark[key] = false
+	}
+	f.heap = f.heap[:0]
+}
+
+// btran solves Bᵀ·y = c. c is indexed by basis position, its nonzeros
+// among idx (nil: anywhere); y, by row, receives the solution and must be
+// zero if idx is given; f.ynz lists the rows y may be nonzero in.
+func (f *luFactor) btran(c []float64, idx []int, y []float64) {
+	f.ynz = f.ynz[:0]
+	if idx != nil && len(idx) <= f.m/spHyper {
+		f.btranUHyper(c, idx, y)
+	} else {
+		for r, s := range f.stepOf {
+			f.work[s] = c[r]
+		}
+		f.btranU(y, 0)
+	}
+	for k := len(f.rTarget) - 1; k >= 0; k-- {
+		if v := y[f.rTarget[k]]; v != 0 {
+			for t := f.rStart[k]; t < f.rStart[k+1]; t++ {
+				y[f.rIdx[t]] -= f.rVal[t] * v
+				f.addY(f.rIdx[t])
+			}
 		}
 	}
 	// Lᵀ by rows of L, skipping zeros: row prow[s] is final once the
 	// steps after s are done, and feeds the steps before it.
 	for k := len(f.lrSteps) - 1; k >= 0; k-- {
 		s := f.lrSteps[k]
-		v := y[f.prow[s]]
-		if v == 0 {
-			continue
-		}
-		for t := f.lrStart[s]; t < f.lrStart[s+1]; t++ {
-			y[f.prow[f.lrStep[t]]] -= f.lrVal[t] * v
+		if v := y[f.prow[s]]; v != 0 {
+			for t := f.lrStart[s]; t < f.lrStart[s+1]; t++ {
+				y[f.prow[f.lrStep[t]]] -= f.lrVal[t] * v
+				f.addY(f.prow[f.lrStep[t]])
+			}
 		}
 	}
+	for _, i := range f.ynz {
+		f.rowMark[i] = false
+	}
+}
+
+// addY lists row i in f.ynz, once.
+func (f *luFactor) addY(i int) {
+	if !f.rowMark[i] {
+		f.rowMark[i] = true
+		f.ynz = append(f.ynz, i)
+	}
+}
+
+// btranU solves with Uᵀ and the updates' steps from step from up, the
+// values by step in f.work, which it leaves zero.
+func (f *luFactor) btranU(y []float64, from int) {
+	for s := from; s < len(f.prow); s++ {
+		if !f.dead[s] {
+			f.btranStep(s, y, false)
+		}
+	}
+}
+
+// btranUHyper is btranU visiting only the steps c reaches, from the
+// bottom up, until they become many.
+func (f *luFactor) btranUHyper(c []float64, idx []int, y []float64) {
+	f.heap, f.reached = f.heap[:0], 0
+	for _, r := range idx {
+		if s := f.stepOf[r]; c[r] != 0 {
+			f.work[s] = c[r]
+			f.reach(s, ^s)
+		}
+	}
+	for len(f.heap) > 0 {
+		if f.reached > f.m/spHyper {
+			from := ^f.heap[0]
+			f.unreach()
+			f.btranU(y, from)
+			return
+		}
+		s := ^f.heap.pop()
+		f.stepMark[s] = false
+		f.btranStep(s, y, true)
+	}
+}
+
+// btranStep solves step s: y in its row, and its row of U and the spike
+// entries in it taken out of the later steps; with push, those steps are
+// reached.
+func (f *luFactor) btranStep(s int, y []float64, push bool) {
+	w := f.work
+	if w[s] == 0 {
+		y[f.prow[s]] = 0
+		return
+	}
+	v := w[s] / f.diag[s]
+	w[s] = 0
+	y[f.prow[s]] = v
+	f.addY(f.prow[s])
+	if s < f.m0 {
+		for t := f.uStart[s]; t < f.uStart[s+1]; t++ {
+			if s2 := f.uIdx[t]; !f.dead[s2] {
+				w[s2] -= f.uVal[t] * v
+				if push {
+					f.reach(s2, ^s2)
+				}
+			}
+		}
+	}
+	for _, e := range f.rowSpikes[f.prow[s]] {
+		if s2 := e.step; s2 > s && !f.dead[s2] {
+			w[s2] -= e.v * v
+			if push {
+				f.reach(s2, ^s2)
+			}
+		}
+	}
+}
+
+// stepHeap is a max-heap of ints.
+type stepHeap []int
+
+func (h *stepHeap) push(v int) {
+	a := append(*h, v)
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if a[p] >= v {
+			break
+		}
+		a[i], a[p] = a[p], v
+		i = p
+	}
+	*h = a
+}
+
+func (h *stepHeap) pop() int {
+	a := *h
+	top, last := a[0], a[len(a)-1]
+	a = a[:len(a)-1]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= len(a) {
+			if len(a) > 0 {
+				a[i] = last
+			}
+			break
+		}
+		if c+1 < len(a) && a[c+1] > a[c] {
+			c++
+		}
+		if a[c] <= last {
+			a[i] = last
+			break
+		}
+		a[i] = a[c]
+		i = c
+	}
+	*h = a
+	return top
 }
 
 // spMaxUpdates bounds the updates between factorizations.
 const spMaxUpdates = 100
 
 // update replaces the column of basis position r by the one whose spike
-// (see ftran) is given. It returns false when the new diagonal is too
-// small for the factors to stay accurate: the caller must factorize.
-func (f *luFactor) update(r int, spike []float64) bool {
+// the last ftran with keep stored. It returns false when the new diagonal
+// is too small for the factors to stay accurate: the caller must
+// factorize.
+func (f *luFactor) update(r int) bool {
 	t, step := f.stepOf[r], len(f.prow)
 	p := f.prow[t]
-	var size float64
-	for i, v := range spike {
-		if v == 0 {
-			continue
-		}
+	var size, own float64
+	for n, i := range f.spikeRow {
+		v := f.spikeVal[n]
 		size = max(size, math.Abs(v))
-		if i != p && math.Abs(v) > 1e-14 {
+		if i == p {
+			own = v
+		} else if math.Abs(v) > 1e-14 {
 			f.spIdx, f.spVal = append(f.spIdx, i), append(f.spVal, v)
 			f.rowSpikes[i] = append(f.rowSpikes[i], spikeEntry{step, v})
 		}
 	}
 	f.spStart = append(f.spStart, len(f.spIdx))
 	f.dead = append(f.dead, false)
-	diag, big := f.eliminateRow(t, step, spike[p])
+	diag, big := f.eliminateRow(t, step, own)
 	f.dead[t] = true
 	f.rowSpikes[p] = f.rowSpikes[p][:0]
 	f.prow, f.pcol, f.diag = append(f.prow, p), append(f.pcol, r), append(f.diag, diag)

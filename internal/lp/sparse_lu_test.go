@@ -3,6 +3,7 @@ package lp
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -36,14 +37,15 @@ func TestLUUpdates(t *testing.T) {
 			pos := r.IntN(m)
 			nu := randomColumn(r, m, r.IntN(m))
 			rhs := append([]float64(nil), nu...)
-			z, spike := make([]float64, m), make([]float64, m)
-			f.ftran(rhs, z, spike)
+			idx, _ := sparseOf(nu)
+			z := make([]float64, m)
+			f.ftran(rhs, idx, z, true)
 			if math.Abs(z[pos]) < 1e-3 {
 				continue // B would become (nearly) singular
 			}
 			cols[pos] = nu
 			checked++
-			if !f.update(pos, spike) {
+			if !f.update(pos) {
 				refactored++
 				if bad, _ := f.factorize(m, get); len(bad) > 0 {
 					t.Fatalf("trial %d: refactorization after update %d is singular", trial, u)
@@ -94,8 +96,9 @@ func checkSolves(t *testing.T, trial, update int, f *luFactor, cols [][]float64,
 		b[i], c[i] = r.NormFloat64(), r.NormFloat64()
 	}
 	z, y := make([]float64, m), make([]float64, m)
-	f.ftran(append([]float64(nil), b...), z, nil)
-	f.btran(append([]float64(nil), c...), y)
+	f.ftran(append([]float64(nil), b...), nil, z, false)
+	f.btran(append([]float64(nil), c...), nil, y)
+	checkHyper(t, f, r.IntN(m), r.NormFloat64())
 	var res, scale float64
 	for i := range m { // (B·z − b)_i
 		v := -b[i]
@@ -117,5 +120,28 @@ func checkSolves(t *testing.T, trial, update int, f *luFactor, cols [][]float64,
 	}
 	if res > 1e-9*max(1, scale, zmax) {
 		t.Errorf("trial %d (m=%d), after %d updates: residual %g", trial, m, update, res)
+	}
+}
+
+// checkHyper compares the hypersparse solves for v·e_i with the dense
+// ones: the same numbers, bit for bit, and ftran leaves its rhs zero.
+func checkHyper(t *testing.T, f *luFactor, i int, v float64) {
+	t.Helper()
+	m := f.m
+	want, got := make([]float64, m), make([]float64, m)
+	rhs := make([]float64, m)
+	rhs[i] = v
+	f.ftran(slices.Clone(rhs), nil, want, false)
+	f.ftran(rhs, []int{i}, got, false)
+	if !slices.Equal(want, got) || slices.ContainsFunc(rhs, func(x float64) bool { return x != 0 }) {
+		t.Fatalf("m=%d: ftran of %g·e_%d: hypersparse %v, dense %v, rhs left %v", m, v, i, got, want, rhs)
+	}
+	clear(want)
+	clear(got)
+	rhs[i] = v
+	f.btran(slices.Clone(rhs), nil, want)
+	f.btran(rhs, []int{i}, got)
+	if !slices.Equal(want, got) {
+		t.Fatalf("m=%d: btran of %g·e_%d: hypersparse %v, dense %v", m, v, i, got, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // nbState is where a variable sits.
@@ -50,19 +51,22 @@ type sparseSolver struct {
 
 	iter, maxIter int
 
-	// Work vectors: rho and rhs by row, col and tau by position, alpha
-	// over all variables.
-	rho, rhs, col, tau, alpha []float64
-	spike                     []float64 // by row, see luFactor.update
-	touched                   []int     // entries of alpha that may be nonzero
-	colNZ                     []int     // entries of col that may be nonzero
-	infList                   []int     // positions that may be infeasible
-	inInf                     []bool    // by position: in infList
-	mark                      []bool    // j is in touched
-	stale                     bool      // the factors need a factorization
-	one                       []int
-	minusOne                  []float64
-	cands                     []ratioCand
+	// Work vectors: rho and rhs by row, col, tau and unit by position,
+	// alpha over all variables. rhs and unit are zero between uses, and
+	// the lists say where the others may be nonzero.
+	rho, rhs, col, tau, unit []float64
+	alpha                    []float64
+	touched                  []int // entries of alpha that may be nonzero
+	colNZ, tauNZ             []int
+	rhoNZ                    []int  // in increasing order
+	rhsNZ                    []int  // rows of rhs being filled
+	infList                  []int  // positions that may be infeasible
+	inInf                    []bool // by position: in infList
+	mark                     []bool // j is in touched
+	stale                    bool   // the factors need a factorization
+	one                      []int
+	minusOne                 []float64
+	cands                    []ratioCand
 }
 
 func newSparseSolver(ctx context.Context, md *sparseModel, maxIter int) *sparseSolver {
@@ -74,7 +78,7 @@ func newSparseSolver(ctx context.Context, md *sparseModel, maxIter int) *sparseS
 		x: make([]float64, nt), d: make([]float64, nt), state: make([]nbState, nt),
 		head: make([]int, m), pos: make([]int, nt), dse: ones(m),
 		rho: make([]float64, m), rhs: make([]float64, m), col: make([]float64, m),
-		tau: make([]float64, m), alpha: make([]float64, nt), spike: make([]float64, m),
+		tau: make([]float64, m), unit: make([]float64, m), alpha: make([]float64, nt),
 		mark: make([]bool, nt), inInf: make([]bool, m),
 		one: make([]int, 1), minusOne: make([]float64, 1),
 	}
@@ -184,11 +188,22 @@ func (s *sparseSolver) computeXB() {
 			s.rhs[i] -= val[t] * s.x[j]
 		}
 	}
-	s.lu.ftran(s.rhs, s.col, nil)
+	s.ftranInto(s.col, &s.colNZ, nil, false)
 	for k, j := range s.head {
 		s.x[j] = s.col[k]
 	}
 	s.listInfeasible()
+}
+
+// ftranInto sets z to B⁻¹rhs, rhs's nonzeros among idx (nil: anywhere),
+// and *zNZ to the list of z's nonzeros, which it held before; with keep,
+// the factors keep the spike an update needs (see luFactor.ftran).
+func (s *sparseSolver) ftranInto(z []float64, zNZ *[]int, idx []int, keep bool) {
+	for _, k := range *zNZ {
+		z[k] = 0
+	}
+	s.lu.ftran(s.rhs, idx, z, keep)
+	*zNZ = append((*zNZ)[:0], s.lu.nz...)
 }
 
 // computeDuals sets rho to the row prices y = B⁻ᵀc_B and d to c − Aᵀy.
@@ -196,7 +211,10 @@ func (s *sparseSolver) computeDuals() {
 	for k, j := range s.head {
 		s.col[k] = s.c[j]
 	}
-	s.lu.btran(s.col, s.rho)
+	s.lu.btran(s.col, nil, s.rho)
+	clear(s.col)
+	s.colNZ = s.colNZ[:0]
+	s.setRhoNZ()
 	for j := range s.d {
 		s.d[j] = 0
 		if s.state[j] != isBasic {
@@ -217,29 +235,40 @@ func (s *sparseSolver) dot(j int, y []float64) float64 {
 	return v
 }
 
-// ftranColumn sets col to B⁻¹a_j, and spike to what an update needs.
+// ftranColumn sets col to B⁻¹a_j, and keeps the spike an update needs.
 func (s *sparseSolver) ftranColumn(j int) {
-	clear(s.rhs)
 	idx, val := s.column(j, s.one, s.minusOne)
 	for t, i := range idx {
 		s.rhs[i] = val[t]
 	}
-	s.lu.ftran(s.rhs, s.col, s.spike)
-	s.colNZ = append(s.colNZ[:0], s.lu.nz...)
+	s.ftranInto(s.col, &s.colNZ, idx, true)
+}
+
+// setRhoNZ lists the rows of rho that btran set, in increasing order,
+// which keeps pivotRow's sums in the order of a dense loop.
+func (s *sparseSolver) setRhoNZ() {
+	s.rhoNZ = append(s.rhoNZ[:0], s.lu.ynz...)
+	slices.Sort(s.rhoNZ)
 }
 
 // pivotRow sets rho to row r of B⁻¹ and alpha to row r of B⁻¹A over the
 // nonbasic variables; it returns ‖rho‖².
 func (s *sparseSolver) pivotRow(r int) float64 {
-	clear(s.tau)
-	s.tau[r] = 1
-	s.lu.btran(s.tau, s.rho)
+	for _, i := range s.rhoNZ {
+		s.rho[i] = 0
+	}
+	s.unit[r] = 1
+	s.one[0] = r
+	s.lu.btran(s.unit, s.one, s.rho)
+	s.unit[r] = 0
+	s.setRhoNZ()
 	for _, j := range s.touched {
 		s.alpha[j], s.mark[j] = 0, false
 	}
 	s.touched = s.touched[:0]
 	var norm float64
-	for i, y := range s.rho {
+	for _, i := range s.rhoNZ {
+		y := s.rho[i]
 		if y == 0 {
 			continue
 		}
@@ -296,7 +325,7 @@ func (s *sparseSolver) swap(r, q int, leave nbState) {
 	s.head[r], s.pos[q], s.state[q] = q, r, isBasic
 	s.suspect(r)
 	s.d[q] = 0
-	s.stale = !s.lu.update(r, s.spike)
+	s.stale = !s.lu.update(r)
 }
 
 // infeasibility returns how far basic position k lies outside its bounds,
