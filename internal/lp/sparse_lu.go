@@ -810,47 +810,48 @@ func (f *luFactor) update(r int) bool {
 // eliminateRow clears the entries of step t's row in the columns of the
 // steps after it, in order, recording the multipliers as a row eta, and
 // returns what is left in the new step's column (the new diagonal) and the
-// largest multiplier.
+// largest multiplier. A heap visits only the steps the row reaches, in
+// the order of a loop over all of them.
 func (f *luFactor) eliminateRow(t, step int, own float64) (diag, big float64) {
 	w := f.elim
-	if t < f.m0 {
-		for t2 := f.uStart[t]; t2 < f.uStart[t+1]; t2++ {
-			if k := f.uIdx[t2]; !f.dead[k] {
-				w[k] = f.uVal[t2]
-			}
-		}
-	}
-	for _, e := range f.rowSpikes[f.prow[t]] {
-		if e.step > t && !f.dead[e.step] {
-			w[e.step] += e.v
-		}
-	}
+	f.heap, f.reached = f.heap[:0], 0
+	f.subtractRow(t, -1)
 	w[step] = own
-	for s := t + 1; s < step; s++ {
-		if f.dead[s] || w[s] == 0 {
-			w[s] = 0
+	for len(f.heap) > 0 {
+		s := ^f.heap.pop()
+		f.stepMark[s] = false
+		if s == step || w[s] == 0 {
 			continue
 		}
 		mu := w[s] / f.diag[s]
 		w[s] = 0
 		big = max(big, math.Abs(mu))
 		f.rIdx, f.rVal = append(f.rIdx, f.prow[s]), append(f.rVal, mu)
-		if s < f.m0 {
-			for t2 := f.uStart[s]; t2 < f.uStart[s+1]; t2++ {
-				if k := f.uIdx[t2]; !f.dead[k] {
-					w[k] -= mu * f.uVal[t2]
-				}
-			}
-		}
-		for _, e := range f.rowSpikes[f.prow[s]] {
-			if e.step > s && !f.dead[e.step] {
-				w[e.step] -= mu * e.v
-			}
-		}
+		f.subtractRow(s, mu)
 	}
 	diag = w[step]
 	w[step] = 0
 	return diag, big
+}
+
+// subtractRow subtracts mu times step s's row (of U and of the spikes)
+// from f.elim, reaching the steps of its entries.
+func (f *luFactor) subtractRow(s int, mu float64) {
+	w := f.elim
+	if s < f.m0 {
+		for t := f.uStart[s]; t < f.uStart[s+1]; t++ {
+			if k := f.uIdx[t]; !f.dead[k] {
+				w[k] -= mu * f.uVal[t]
+				f.reach(k, ^k)
+			}
+		}
+	}
+	for _, e := range f.rowSpikes[f.prow[s]] {
+		if k := e.step; k > s && !f.dead[k] {
+			w[k] -= mu * e.v
+			f.reach(k, ^k)
+		}
+	}
 }
 
 // updates returns the number of updates since the last factorization.
