@@ -245,10 +245,20 @@ func (s *sparseSolver) ftranColumn(j int) {
 }
 
 // setRhoNZ lists the rows of rho that btran set, in increasing order,
-// which keeps pivotRow's sums in the order of a dense loop.
+// which keeps pivotRow's sums in the order of a loop over all rows: a
+// long list is read off rho, a short one sorted.
 func (s *sparseSolver) setRhoNZ() {
-	s.rhoNZ = append(s.rhoNZ[:0], s.lu.ynz...)
-	slices.Sort(s.rhoNZ)
+	if nz := s.lu.ynz; len(nz) <= s.m/32 {
+		s.rhoNZ = append(s.rhoNZ[:0], nz...)
+		slices.Sort(s.rhoNZ)
+		return
+	}
+	s.rhoNZ = s.rhoNZ[:0]
+	for i, v := range s.rho {
+		if v != 0 {
+			s.rhoNZ = append(s.rhoNZ, i)
+		}
+	}
 }
 
 // pivotRow sets rho to row r of B⁻¹ and alpha to row r of B⁻¹A over the
