@@ -61,6 +61,7 @@ type luFactor struct {
 	rIdx       []int
 	rVal       []float64
 	rowSpikes  [][]spikeEntry // live spike entries by row
+	build      luBuild        // kept for the next factorization
 	work, elim []float64      // by step; work is zero between solves
 	nz         []int          // positions ftran set, see ftran
 	ynz        []int          // rows btran set, see btran
@@ -115,12 +116,23 @@ type buckets struct {
 	count      []int
 }
 
-func newBuckets(items, maxCount int) buckets {
-	b := buckets{head: make([]int, maxCount+2), next: make([]int, items), prev: make([]int, items), count: make([]int, items)}
+// reset empties the buckets for items with counts up to maxCount,
+// reusing their arrays.
+func (b *buckets) reset(items, maxCount int) {
+	b.head = resize(b.head, maxCount+2)
+	b.next, b.prev, b.count = resize(b.next, items), resize(b.prev, items), resize(b.count, items)
 	for i := range b.head {
 		b.head[i] = -1
 	}
-	return b
+}
+
+// resize returns s with length n, reusing its array if large enough; the
+// contents are left to the caller.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 func (b *buckets) insert(i, c int) {
@@ -156,7 +168,8 @@ func (b *buckets) move(i, c int) {
 // pivot, equally many: empty unless B is singular (numerically).
 func (f *luFactor) factorize(m int, col func(k int) ([]int, []float64)) (badCols, badRows []int) {
 	f.reset(m)
-	b := newLUBuild(m, col)
+	b := &f.build
+	b.reset(m, col)
 	for s := 0; s < m; s++ {
 		p, q := b.findPivot()
 		if p < 0 {
@@ -267,12 +280,20 @@ func (f *luFactor) transposeU() {
 	}
 }
 
-func newLUBuild(m int, col func(k int) ([]int, []float64)) *luBuild {
-	b := &luBuild{
-		m: m, rows: make([][]luEntry, m), cols: make([][]int, m), colCount: make([]int, m),
-		rowDone: make([]bool, m), colDone: make([]bool, m), mark: make([]int, m),
-		rb: newBuckets(m, m), cb: newBuckets(m, m),
+// reset loads the m×m matrix whose column k is col(k), reusing the
+// arrays of the last factorization: they are many and small.
+func (b *luBuild) reset(m int, col func(k int) ([]int, []float64)) {
+	b.m = m
+	b.rows, b.cols = resize(b.rows, m), resize(b.cols, m)
+	b.colCount, b.mark = resize(b.colCount, m), resize(b.mark, m)
+	b.rowDone, b.colDone = resize(b.rowDone, m), resize(b.colDone, m)
+	clear(b.rowDone)
+	clear(b.colDone)
+	for i := range m {
+		b.rows[i], b.cols[i] = b.rows[i][:0], b.cols[i][:0]
 	}
+	b.rb.reset(m, m)
+	b.cb.reset(m, m)
 	for k := range m {
 		idx, val := col(k)
 		for t, i := range idx {
@@ -290,7 +311,6 @@ func newLUBuild(m int, col func(k int) ([]int, []float64)) *luBuild {
 	for k := range m {
 		b.cb.insert(k, b.colCount[k])
 	}
-	return b
 }
 
 // value returns the entry of row i in column k, or 0.
@@ -397,8 +417,8 @@ func (f *luFactor) eliminate(b *luBuild, p, q int) {
 		f.lIdx, f.lVal = append(f.lIdx, i), append(f.lVal, l)
 		b.update(i, q, l, urow)
 	}
-	b.rows[p] = nil
-	b.cols[q] = nil
+	b.rows[p] = b.rows[p][:0]
+	b.cols[q] = b.cols[q][:0]
 	f.uStart = append(f.uStart, len(f.uIdx))
 	f.lStart = append(f.lStart, len(f.lIdx))
 }
