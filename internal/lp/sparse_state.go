@@ -35,6 +35,7 @@ const (
 // sparseSolver is the state of one solve of a sparseModel.
 type sparseSolver struct {
 	*sparseModel
+	rowPartition
 	ctx context.Context
 
 	lo, up []float64 // working bounds: the model's, or artificial ones
@@ -82,6 +83,7 @@ func newSparseSolver(ctx context.Context, md *sparseModel, maxIter int) *sparseS
 		mark: make([]bool, nt), inInf: make([]bool, m),
 		one: make([]int, 1), minusOne: make([]float64, 1),
 	}
+	s.initRows()
 	return s
 }
 
@@ -170,6 +172,7 @@ func (s *sparseSolver) refresh() error {
 	if err := s.factor(); err != nil {
 		return err
 	}
+	s.partitionRows()
 	s.stale = false
 	s.computeXB()
 	s.computeDuals()
@@ -262,7 +265,7 @@ func (s *sparseSolver) setRhoNZ() {
 }
 
 // pivotRow sets rho to row r of B⁻¹ and alpha to row r of B⁻¹A over the
-// nonbasic variables; it returns ‖rho‖².
+// nonbasic variables (basic structurals are left at 0); it returns ‖rho‖².
 func (s *sparseSolver) pivotRow(r int) float64 {
 	for _, i := range s.rhoNZ {
 		s.rho[i] = 0
@@ -283,7 +286,7 @@ func (s *sparseSolver) pivotRow(r int) float64 {
 			continue
 		}
 		norm += y * y
-		for k := s.rowStart[i]; k < s.rowStart[i+1]; k++ {
+		for k := s.rowStart[i]; k < s.rowNB[i]; k++ {
 			j := s.rowCol[k]
 			s.alpha[j] += y * s.rowVal[k]
 			s.touch(j)
@@ -333,6 +336,12 @@ func (s *sparseSolver) swap(r, q int, leave nbState) {
 		s.x[p] = s.up[p]
 	}
 	s.head[r], s.pos[q], s.state[q] = q, r, isBasic
+	if p < s.n {
+		s.moveEntries(p, false)
+	}
+	if q < s.n {
+		s.moveEntries(q, true)
+	}
 	s.suspect(r)
 	s.d[q] = 0
 	s.stale = !s.lu.update(r)
