@@ -1,6 +1,9 @@
 package lp
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // luFactor is a sparse LU factorization of a basis matrix B, with the
 // basis changes since then as Forrest–Tomlin updates.
@@ -68,11 +71,10 @@ type luFactor struct {
 	// The spike of the last ftran that kept it, see update.
 	spikeRow []int
 	spikeVal []float64
-	// Hypersparse solves: rows listed in rows, steps in the heap.
-	rowMark, stepMark []bool
-	rows              []int
-	heap              stepHeap
-	reached           int
+	// Hypersparse solves: rows listed in rows, steps reached as bits.
+	rowMark []bool
+	rows    []int
+	reached stepSet
 }
 
 type spikeEntry struct {
@@ -234,7 +236,7 @@ func (f *luFactor) finish() {
 	f.dead = append(f.dead[:0], make([]bool, f.m0)...)
 	if need := f.m0 + spMaxUpdates + 1; len(f.work) < need {
 		f.work, f.elim = make([]float64, need), make([]float64, need)
-		f.stepMark = make([]bool, need)
+		f.reached.bits = make([]uint64, (need+63)/64)
 	}
 }
 
@@ -559,31 +561,36 @@ func (f *luFactor) ftranU(rhs, z []float64, top int) {
 }
 
 // ftranUHyper solves with U and the updates' steps, visiting only the
-// steps that rhs reaches, from the top down (a heap), as ftranU would; it
-// hands over to ftranU when they become many.
+// steps that rhs reaches, from the top down, as ftranU would; it hands
+// over to ftranU when they become many.
 func (f *luFactor) ftranUHyper(rhs, z []float64) {
-	f.heap, f.reached = f.heap[:0], 0
+	set := &f.reached
+	set.n = 0
 	for _, i := range f.rows {
 		if rhs[i] != 0 {
-			f.reach(f.owner[i], f.owner[i])
+			set.add(f.owner[i])
 		}
 	}
-	for len(f.heap) > 0 {
-		if f.reached > f.m/spHyper {
-			top := f.heap[0]
-			f.unreach()
-			f.ftranU(rhs, z, top)
+	for w := (len(f.prow) - 1) >> 6; w >= 0; {
+		b := set.bits[w]
+		if b == 0 {
+			w--
+			continue
+		}
+		s := w<<6 + 63 - bits.LeadingZeros64(b)
+		if set.n > f.m/spHyper {
+			clear(set.bits[:w+1])
+			f.ftranU(rhs, z, s)
 			return
 		}
-		s := f.heap.pop()
-		f.stepMark[s] = false
+		set.bits[w] = b &^ (1 << (s & 63))
 		f.ftranStep(s, rhs, z, true)
 	}
 }
 
 // ftranStep solves step s: z at its position, and its column taken out
-// of the rows of the steps below; with push, those steps are reached.
-func (f *luFactor) ftranStep(s int, rhs, z []float64, push bool) {
+// of the rows of the steps below; with reach, those steps are reached.
+func (f *luFactor) ftranStep(s int, rhs, z []float64, reach bool) {
 	v := rhs[f.prow[s]]
 	if v == 0 {
 		return
@@ -597,8 +604,8 @@ func (f *luFactor) ftranStep(s int, rhs, z []float64, push bool) {
 		for t := f.ucStart[s]; t < f.ucStart[s+1]; t++ {
 			if s2 := f.ucStep[t]; !f.dead[s2] {
 				rhs[f.prow[s2]] -= f.ucVal[t] * v
-				if push {
-					f.reach(s2, s2)
+				if reach {
+					f.reached.add(s2)
 				}
 			}
 		}
@@ -610,32 +617,38 @@ func (f *luFactor) ftranStep(s int, rhs, z []float64, push bool) {
 	for t := f.spStart[k]; t < f.spStart[k+1]; t++ {
 		if i := f.spIdx[t]; f.owner[i] < s {
 			rhs[i] -= f.spVal[t] * v
-			if push {
-				f.reach(f.owner[i], f.owner[i])
+			if reach {
+				f.reached.add(f.owner[i])
 			}
 		}
 	}
 }
 
-// reach marks step s and pushes key, s for ftran's visits from the top
-// down, ^s for btran's from the bottom up.
-func (f *luFactor) reach(s, key int) {
-	if !f.stepMark[s] {
-		f.stepMark[s] = true
-		f.heap.push(key)
-		f.reached++
+// stepSet is a set of steps as bits, which the hypersparse solves visit
+// in order, and the number added since n was last cleared.
+type stepSet struct {
+	bits []uint64
+	n    int
+}
+
+func (set *stepSet) add(s int) {
+	if b := uint64(1) << (s & 63); set.bits[s>>6]&b == 0 {
+		set.bits[s>>6] |= b
+		set.n++
 	}
 }
 
-// unreach empties the heap, unmarking its steps.
-func (f *luFactor) unreach() {
-	for _, key := range f.heap {
-		if key < 0 {
-			key = ^key
+// next removes and returns the smallest step in the set from word w on,
+// and the word it is in; −1 if there is none.
+func (set *stepSet) next(w int) (s, at int) {
+	for ; w < len(set.bits); w++ {
+		if b := set.bits[w]; b != 0 {
+			s = w<<6 + bits.TrailingZeros64(b)
+			set.bits[w] = b & (b - 1)
+			return s, w
 		}
-		f.stepMark[key] = false
 	}
-	f.heap = f.heap[:0]
+	return -1, w
 }
 
 // btran solves Bᵀ·y = c. c is indexed by basis position, its nonzeros
@@ -696,30 +709,28 @@ func (f *luFactor) btranU(y []float64, from int) {
 // btranUHyper is btranU visiting only the steps c reaches, from the
 // bottom up, until they become many.
 func (f *luFactor) btranUHyper(c []float64, idx []int, y []float64) {
-	f.heap, f.reached = f.heap[:0], 0
+	set := &f.reached
+	set.n = 0
 	for _, r := range idx {
 		if s := f.stepOf[r]; c[r] != 0 {
 			f.work[s] = c[r]
-			f.reach(s, ^s)
+			set.add(s)
 		}
 	}
-	for len(f.heap) > 0 {
-		if f.reached > f.m/spHyper {
-			from := ^f.heap[0]
-			f.unreach()
-			f.btranU(y, from)
+	for s, w := set.next(0); s >= 0; s, w = set.next(w) {
+		if set.n > f.m/spHyper {
+			clear(set.bits[w:])
+			f.btranU(y, s)
 			return
 		}
-		s := ^f.heap.pop()
-		f.stepMark[s] = false
 		f.btranStep(s, y, true)
 	}
 }
 
 // btranStep solves step s: y in its row, and its row of U and the spike
-// entries in it taken out of the later steps; with push, those steps are
+// entries in it taken out of the later steps; with reach, those steps are
 // reached.
-func (f *luFactor) btranStep(s int, y []float64, push bool) {
+func (f *luFactor) btranStep(s int, y []float64, reach bool) {
 	w := f.work
 	if w[s] == 0 {
 		y[f.prow[s]] = 0
@@ -733,8 +744,8 @@ func (f *luFactor) btranStep(s int, y []float64, push bool) {
 		for t := f.uStart[s]; t < f.uStart[s+1]; t++ {
 			if s2 := f.uIdx[t]; !f.dead[s2] {
 				w[s2] -= f.uVal[t] * v
-				if push {
-					f.reach(s2, ^s2)
+				if reach {
+					f.reached.add(s2)
 				}
 			}
 		}
@@ -742,53 +753,11 @@ func (f *luFactor) btranStep(s int, y []float64, push bool) {
 	for _, e := range f.rowSpikes[f.prow[s]] {
 		if s2 := e.step; s2 > s && !f.dead[s2] {
 			w[s2] -= e.v * v
-			if push {
-				f.reach(s2, ^s2)
+			if reach {
+				f.reached.add(s2)
 			}
 		}
 	}
-}
-
-// stepHeap is a max-heap of ints.
-type stepHeap []int
-
-func (h *stepHeap) push(v int) {
-	a := append(*h, v)
-	for i := len(a) - 1; i > 0; {
-		p := (i - 1) / 2
-		if a[p] >= v {
-			break
-		}
-		a[i], a[p] = a[p], v
-		i = p
-	}
-	*h = a
-}
-
-func (h *stepHeap) pop() int {
-	a := *h
-	top, last := a[0], a[len(a)-1]
-	a = a[:len(a)-1]
-	for i := 0; ; {
-		c := 2*i + 1
-		if c >= len(a) {
-			if len(a) > 0 {
-				a[i] = last
-			}
-			break
-		}
-		if c+1 < len(a) && a[c+1] > a[c] {
-			c++
-		}
-		if a[c] <= last {
-			a[i] = last
-			break
-		}
-		a[i] = a[c]
-		i = c
-	}
-	*h = a
-	return top
 }
 
 // spMaxUpdates bounds the updates between factorizations.
@@ -830,16 +799,13 @@ func (f *luFactor) update(r int) bool {
 // eliminateRow clears the entries of step t's row in the columns of the
 // steps after it, in order, recording the multipliers as a row eta, and
 // returns what is left in the new step's column (the new diagonal) and the
-// largest multiplier. A heap visits only the steps the row reaches, in
-// the order of a loop over all of them.
+// largest multiplier. It visits only the steps the row reaches, in the
+// order of a loop over all of them.
 func (f *luFactor) eliminateRow(t, step int, own float64) (diag, big float64) {
 	w := f.elim
-	f.heap, f.reached = f.heap[:0], 0
 	f.subtractRow(t, -1)
 	w[step] = own
-	for len(f.heap) > 0 {
-		s := ^f.heap.pop()
-		f.stepMark[s] = false
+	for s, at := f.reached.next(t >> 6); s >= 0; s, at = f.reached.next(at) {
 		if s == step || w[s] == 0 {
 			continue
 		}
@@ -862,14 +828,14 @@ func (f *luFactor) subtractRow(s int, mu float64) {
 		for t := f.uStart[s]; t < f.uStart[s+1]; t++ {
 			if k := f.uIdx[t]; !f.dead[k] {
 				w[k] -= mu * f.uVal[t]
-				f.reach(k, ^k)
+				f.reached.add(k)
 			}
 		}
 	}
 	for _, e := range f.rowSpikes[f.prow[s]] {
 		if k := e.step; k > s && !f.dead[k] {
 			w[k] -= mu * e.v
-			f.reach(k, ^k)
+			f.reached.add(k)
 		}
 	}
 }
