@@ -173,6 +173,7 @@ func (s *sparseSolver) shift(r int) {
 	} else {
 		s.up[p], s.upper[p] = s.x[p], max(s.upper[p], s.x[p])
 	}
+	s.suspect(r)
 }
 
 // solution unscales x, computes the row duals and the basis.

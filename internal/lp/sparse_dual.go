@@ -183,18 +183,30 @@ func (s *sparseSolver) consistent(r, q int) bool {
 }
 
 // chooseRow returns the basic position whose infeasibility is largest
-// relative to its steepest-edge weight, or −1 if x_B is feasible.
+// relative to its steepest-edge weight, or −1 if x_B is feasible. Scores
+// are kept between iterations: only the suspects' change.
 func (s *sparseSolver) chooseRow() int {
+	for _, k := range s.suspects {
+		s.suspected[k], s.score[k] = false, 0
+		if v := s.infeasibility(k); v != 0 {
+			s.score[k] = v * v / s.dse[k]
+			if !s.inInf[k] {
+				s.inInf[k] = true
+				s.infList = append(s.infList, k)
+			}
+		}
+	}
+	s.suspects = s.suspects[:0]
 	best, r := 0.0, -1
 	list := s.infList[:0]
 	for _, k := range s.infList {
-		v := s.infeasibility(k)
-		if v == 0 {
+		score := s.score[k]
+		if score == 0 {
 			s.inInf[k] = false
 			continue
 		}
 		list = append(list, k)
-		if score := v * v / s.dse[k]; score > best || score == best && k < r {
+		if score > best || score == best && k < r {
 			best, r = score, k
 		}
 	}
@@ -202,26 +214,20 @@ func (s *sparseSolver) chooseRow() int {
 	return r
 }
 
-// suspect notes that basic position k may have become infeasible: only
-// the positions an iteration moves can, so chooseRow need not look at
-// every row.
+// suspect notes that the value, bounds or weight of basic position k may
+// have changed: only the positions an iteration moves can, so chooseRow
+// need not look at every row.
 func (s *sparseSolver) suspect(k int) {
-	if !s.inInf[k] {
-		s.inInf[k] = true
-		s.infList = append(s.infList, k)
+	if !s.suspected[k] {
+		s.suspected[k] = true
+		s.suspects = append(s.suspects, k)
 	}
 }
 
-// listInfeasible finds the infeasible positions from scratch.
+// listInfeasible makes every position a suspect.
 func (s *sparseSolver) listInfeasible() {
-	for _, k := range s.infList {
-		s.inInf[k] = false
-	}
-	s.infList = s.infList[:0]
 	for k := range s.head {
-		if s.infeasibility(k) != 0 {
-			s.suspect(k)
-		}
+		s.suspect(k)
 	}
 }
 

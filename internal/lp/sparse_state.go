@@ -59,12 +59,15 @@ type sparseSolver struct {
 	alpha                    []float64
 	touched                  []int // entries of alpha that may be nonzero
 	colNZ, tauNZ             []int
-	rhoNZ                    []int  // in increasing order
-	rhsNZ                    []int  // rows of rhs being filled
-	infList                  []int  // positions that may be infeasible
-	inInf                    []bool // by position: in infList
-	mark                     []bool // j is in touched
-	stale                    bool   // the factors need a factorization
+	rhoNZ                    []int     // in increasing order
+	rhsNZ                    []int     // rows of rhs being filled
+	infList                  []int     // positions that may be infeasible
+	inInf                    []bool    // by position: in infList
+	score                    []float64 // by position: chooseRow's, 0 if feasible
+	suspects                 []int     // positions whose score may be stale
+	suspected                []bool    // by position: in suspects
+	mark                     []bool    // j is in touched
+	stale                    bool      // the factors need a factorization
 	one                      []int
 	minusOne                 []float64
 	cands                    []ratioCand
@@ -81,6 +84,7 @@ func newSparseSolver(ctx context.Context, md *sparseModel, maxIter int) *sparseS
 		rho: make([]float64, m), rhs: make([]float64, m), col: make([]float64, m),
 		tau: make([]float64, m), unit: make([]float64, m), alpha: make([]float64, nt),
 		mark: make([]bool, nt), inInf: make([]bool, m),
+		score: make([]float64, m), suspected: make([]bool, m),
 		one: make([]int, 1), minusOne: make([]float64, 1),
 	}
 	s.initRows()
