@@ -8,24 +8,29 @@ import (
 // DefaultSparseMaxRows is the size guard Sparse applies when MaxRows is
 // zero: about 16,000 jobs of a max-min allocation LP. Time, not memory,
 // bounds Sparse: its work grows about with the square of the rows; 4096
-// jobs (8195 rows) took 2.2 s against CLP's 1.1 s.
+// jobs (8195 rows) of BenchmarkMaxMin's LP took 2.0 s against CLP's 0.8
+// to 1.1 s.
 const DefaultSparseMaxRows = 1 << 15
 
 // Sparse solves problems with a sparse bounded dual simplex in pure Go, the
 // default engine of builds without the clp tag. On the max-min allocation
-// LP it takes 1.3 to 3 times CLP's time from 32 to 4096 jobs
-// (BenchmarkMaxMin), and about 6 times on gavel.las's two stages at 2048
-// jobs (policy/gavel BenchmarkLAS), whose iterations CLP makes hypersparse.
+// LP it takes 1 to 3 times CLP's time from 32 to 4096 jobs
+// (BenchmarkMaxMin), and about 2.6 times on gavel.las's two stages at 2048
+// jobs (policy/gavel BenchmarkLAS: 130 against 49 ms, the best of five
+// runs), whose iterations are hypersparse.
 //
 // It works on the problem as given, with no standard form: each row is a
 // logical variable bounded by the row's bounds (sparse_model.go, which also
 // scales the problem by powers of two), and a basis is m of the n+m
 // variables, factorized by a sparse LU with Markowitz pivoting and a
 // threshold, and updated by Forrest–Tomlin between factorizations
-// (sparse_lu.go). The dual simplex (sparse_dual.go) prices rows by dual
-// steepest edge and takes its ratio test with bound flipping and Harris'
-// tolerance; costs are perturbed to break the ties of dual degenerate
-// problems, the allocation LPs above all. A primal simplex
+// (sparse_lu.go), whose solves visit only the steps that a sparse
+// right-hand side reaches (hypersparse FTRAN and BTRAN). The dual simplex
+// (sparse_dual.go) prices the infeasible rows by dual steepest edge,
+// computes the pivot row from a row copy that keeps nonbasic columns first
+// (sparse_rows.go), and takes its ratio test with bound flipping and
+// Harris' tolerance; costs are perturbed to break the ties of dual
+// degenerate problems, the allocation LPs above all. A primal simplex
 // (sparse_primal.go) then removes what the perturbation left. A variable
 // that keeps the start from being dual feasible (the free t of a max-min
 // LP) gets an artificial bound, which the primal simplex removes at the
