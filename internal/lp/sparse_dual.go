@@ -247,7 +247,7 @@ type ratioCand struct {
 // flip and the slope stays positive: then the row proves the working
 // problem infeasible.
 func (s *sparseSolver) dualRatio(delta float64) (q int, flips []ratioCand) {
-	cands := s.ratioCandidates(delta)
+	cands, bound, least := s.ratioCandidates(delta)
 	slope := math.Abs(delta)
 	// cands[:i] are passed (to flip); each round moves the next group,
 	// those within the smallest Harris bound of the rest, to cands[i:g].
@@ -255,9 +255,8 @@ func (s *sparseSolver) dualRatio(delta float64) (q int, flips []ratioCand) {
 	for i := 0; i < len(cands); {
 		// A reduced cost beyond the tolerance has a negative Harris
 		// bound: the group is then at least the smallest ratio.
-		bound, least := math.Inf(1), math.Inf(1)
-		for _, c := range cands[i:] {
-			bound, least = min(bound, c.harris), min(least, c.ratio)
+		if i > 0 {
+			bound, least = lowest(cands[i:])
 		}
 		bound = max(bound, least)
 		g, used := i, 0.0
@@ -289,15 +288,34 @@ func (s *sparseSolver) dualRatio(delta float64) (q int, flips []ratioCand) {
 	return -1, nil
 }
 
+// lowest returns the smallest Harris bound and ratio of cands. Not the
+// min builtin: its NaN and signed-zero rules cost here, and a NaN is
+// better ignored.
+func lowest(cands []ratioCand) (bound, least float64) {
+	bound, least = math.Inf(1), math.Inf(1)
+	for _, c := range cands {
+		bound, least = lower(bound, c.harris), lower(least, c.ratio)
+	}
+	return bound, least
+}
+
+func lower(a, b float64) float64 {
+	if b < a {
+		return b
+	}
+	return a
+}
+
 // ratioCandidates lists the nonbasic variables whose reduced cost limits
 // the dual step, with a = ±alpha_j signed so that a > 0 limits a
-// variable at its lower bound.
-func (s *sparseSolver) ratioCandidates(delta float64) []ratioCand {
+// variable at its lower bound, and their lowest (see lowest).
+func (s *sparseSolver) ratioCandidates(delta float64) (cands []ratioCand, bound, least float64) {
 	sgn := 1.0
 	if delta < 0 {
 		sgn = -1
 	}
-	cands := s.cands[:0]
+	cands = s.cands[:0]
+	bound, least = math.Inf(1), math.Inf(1)
 	for _, j := range s.touched {
 		aj := s.alpha[j]
 		if aj == 0 || s.state[j] == isBasic || s.lo[j] == s.up[j] {
@@ -326,10 +344,12 @@ func (s *sparseSolver) ratioCandidates(delta float64) []ratioCand {
 		if st := s.state[j]; st == atLower || st == atUpper {
 			w = math.Abs(a) * (s.up[j] - s.lo[j])
 		}
-		cands = append(cands, ratioCand{j: j, a: a, ratio: max(dj/a, 0), harris: (dj + tol) / a, w: w})
+		c := ratioCand{j: j, a: a, ratio: max(dj/a, 0), harris: (dj + tol) / a, w: w}
+		bound, least = lower(bound, c.harris), lower(least, c.ratio)
+		cands = append(cands, c)
 	}
 	s.cands = cands
-	return cands
+	return cands, bound, least
 }
 
 // dualStep carries out the iteration: the reduced costs move along the
