@@ -7,6 +7,7 @@ package lp
 // place in the row copy, rowEntry the other way.
 type rowPartition struct {
 	rowNB, entryPos, rowEntry []int
+	partitioned               bool // false until partitionRows, and after a repair of the basis
 }
 
 // initRows maps the entries of the two copies, which buildRows laid out
@@ -25,6 +26,7 @@ func (s *sparseSolver) initRows() {
 // partitionRows sorts every row's entries into nonbasic and basic ones
 // from scratch, whatever their order.
 func (s *sparseSolver) partitionRows() {
+	s.partitioned = true
 	copy(s.rowNB, s.rowStart[1:])
 	for j := range s.n {
 		if s.pos[j] >= 0 {

@@ -164,6 +164,7 @@ func (s *sparseSolver) factor() error {
 			}
 			s.pos[old] = -1
 			s.place(old, false)
+			s.partitioned = false
 			s.head[k], s.pos[nu], s.state[nu] = nu, k, isBasic
 		}
 	}
@@ -176,7 +177,9 @@ func (s *sparseSolver) refresh() error {
 	if err := s.factor(); err != nil {
 		return err
 	}
-	s.partitionRows()
+	if !s.partitioned { // swap keeps the partition up to date
+		s.partitionRows()
+	}
 	s.stale = false
 	s.computeXB()
 	s.computeDuals()
