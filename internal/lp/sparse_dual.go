@@ -255,26 +255,16 @@ func (s *sparseSolver) dualRatio(delta float64) (q int, flips []ratioCand) {
 	for i := 0; i < len(cands); {
 		// A reduced cost beyond the tolerance has a negative Harris
 		// bound: the group is then at least the smallest ratio.
-		if i > 0 {
-			bound, least = lowest(cands[i:])
-		}
-		bound = max(bound, least)
-		g, used := i, 0.0
-		for k := i; k < len(cands); k++ {
-			if cands[k].ratio <= bound {
-				cands[g], cands[k] = cands[k], cands[g]
-				used += cands[g].w
-				g++
-			}
-		}
+		g, used, nextBound, nextLeast := takeGroup(cands, i, max(bound, least))
 		if g == i { // NaN ratios: take one candidate, never loop
 			g, used = i+1, cands[i].w
+			nextBound, nextLeast = lowest(cands[g:])
 		}
 		// Flip the group only if x_p stays infeasible past it: if the flips
 		// make it feasible to the tolerance, a variable of the group enters.
 		if slope-used > spTolPrimal+1e-12*math.Abs(delta) {
 			slope -= used
-			i = g
+			i, bound, least = g, nextBound, nextLeast
 			continue
 		}
 		best := i
@@ -286,6 +276,23 @@ func (s *sparseSolver) dualRatio(delta float64) (q int, flips []ratioCand) {
 		return cands[best].j, cands[:i]
 	}
 	return -1, nil
+}
+
+// takeGroup moves the candidates of cands[i:] whose ratio is at most
+// bound to cands[i:g], and returns g, the sum of their slopes, and the
+// lowest (see lowest) of the others, which the next round needs.
+func takeGroup(cands []ratioCand, i int, bound float64) (g int, used, nextBound, nextLeast float64) {
+	g, nextBound, nextLeast = i, math.Inf(1), math.Inf(1)
+	for k := i; k < len(cands); k++ {
+		if c := cands[k]; c.ratio <= bound {
+			cands[g], cands[k] = c, cands[g]
+			used += c.w
+			g++
+		} else {
+			nextBound, nextLeast = lower(nextBound, c.harris), lower(nextLeast, c.ratio)
+		}
+	}
+	return g, used, nextBound, nextLeast
 }
 
 // lowest returns the smallest Harris bound and ratio of cands. Not the
