@@ -15,8 +15,8 @@ const DefaultSparseMaxRows = 1 << 15
 // Sparse solves problems with a sparse bounded dual simplex in pure Go, the
 // default engine of builds without the clp tag. On the max-min allocation
 // LP it takes 1 to 3 times CLP's time from 32 to 4096 jobs
-// (BenchmarkMaxMin), and about 2.6 times on gavel.las's two stages at 2048
-// jobs (policy/gavel BenchmarkLAS: 130 against 49 ms, the best of five
+// (BenchmarkMaxMin), and about 2.5 times on gavel.las's two stages at 2048
+// jobs (policy/gavel BenchmarkLAS: 121 against 49 ms, the best of five
 // runs), whose iterations are hypersparse.
 //
 // It works on the problem as given, with no standard form: each row is a
