@@ -3,6 +3,7 @@ package lp
 import (
 	"context"
 	"fmt"
+	"math"
 )
 
 // DefaultSparseMaxRows is the size guard Sparse applies when MaxRows is
@@ -158,7 +159,9 @@ func (s *sparseSolver) dualPhase(perturb bool) error {
 				return fmt.Errorf("lp: sparse: artificial bounds reached %g: %w", s.bigM, ErrNumerical)
 			}
 		default:
-			s.shift(r)
+			if err := s.shift(r); err != nil {
+				return err
+			}
 		}
 	}
 	s.unperturb()
@@ -171,14 +174,20 @@ func (s *sparseSolver) dualPhase(perturb bool) error {
 // infeasible (1e-6 relative), yet no pivot can repair it, as when a bound
 // is fixed at another engine's optimum, feasible within that engine's
 // tolerance. The solution is then optimal for bounds relaxed that little.
-func (s *sparseSolver) shift(r int) {
+// A larger violation is not relaxed but reported: an optimum for bounds
+// moved further would be a wrong answer.
+func (s *sparseSolver) shift(r int) error {
 	p := s.head[r]
+	if v := math.Abs(s.infeasibility(r)); v > spLastFlip*(1+math.Abs(s.x[p])) {
+		return fmt.Errorf("lp: sparse: no pivot repairs row %d's violation %g, too large to relax: %w", r, v, ErrNumerical)
+	}
 	if s.x[p] < s.lo[p] {
 		s.lo[p], s.lower[p] = s.x[p], min(s.lower[p], s.x[p])
 	} else {
 		s.up[p], s.upper[p] = s.x[p], max(s.upper[p], s.x[p])
 	}
 	s.suspect(r)
+	return nil
 }
 
 // solution unscales x, computes the row duals and the basis.

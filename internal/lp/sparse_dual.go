@@ -262,7 +262,15 @@ func (s *sparseSolver) dualRatio(delta float64) (q int, flips []ratioCand) {
 		}
 		// Flip the group only if x_p stays infeasible past it: if the flips
 		// make it feasible to the tolerance, a variable of the group enters.
-		if slope-used > spTolPrimal+1e-12*math.Abs(delta) {
+		// The last group flips only if x_p stays infeasible by more than
+		// certify's tolerance, so that the row then proves something:
+		// flipping it on a tiny slope left no candidate, and the solve
+		// relaxed x_p's bound by the whole violation (FuzzSparse).
+		tol := spTolPrimal + 1e-12*math.Abs(delta)
+		if g == len(cands) {
+			tol = spLastFlip * (1 + math.Abs(delta))
+		}
+		if slope-used > tol {
 			slope -= used
 			i, bound, least = g, nextBound, nextLeast
 			continue
@@ -277,6 +285,11 @@ func (s *sparseSolver) dualRatio(delta float64) (q int, flips []ratioCand) {
 	}
 	return -1, nil
 }
+
+// spLastFlip is how far past the last group of candidates, relative to
+// the leaving variable's infeasibility, x_p must stay infeasible for the
+// group to flip and the row to count as proof (as certify's tolerance).
+const spLastFlip = 1e3 * spTolPrimal
 
 // takeGroup moves the candidates of cands[i:] whose ratio is at most
 // bound to cands[i:g], and returns g, the sum of their slopes, and the
