@@ -68,6 +68,7 @@ type sparseSolver struct {
 	suspected                []bool    // by position: in suspects
 	mark                     []bool    // j is in touched
 	stale                    bool      // the factors need a factorization
+	warm                     bool      // the solve started from a given basis: no perturbation
 	one                      []int
 	minusOne                 []float64
 	cands                    []ratioCand
