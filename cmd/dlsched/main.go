@@ -52,7 +52,7 @@
 // 8 jobs/h, Philly's durations at a tenth) on 48 GPUs of three types in
 // 8-GPU servers with 24 cores and 500 GB each; the first line printed
 // describes the setup. A build without CLP solves the LP policies with the
-// pure-Go engine, two to six times slower.
+// pure-Go engine, which takes up to about 2.5 times as long on large LPs.
 // CLP is compiled in with the clp build tag (go build -tags clp, which needs
 // cgo and the CLP library); the default build has only the pure-Go engine.
 //

@@ -79,6 +79,24 @@ func BenchmarkPolicy(b *testing.B) {
 	}
 }
 
+// hierarchicalLPs returns the LPs gavel.hierarchical's rounds solve on s,
+// with settle and without.
+func hierarchicalLPs(b *testing.B, s *policy.Snapshot, tenants map[string]Tenant) (with, without int) {
+	var n [2]int
+	for i, sequential := range []bool{false, true} {
+		p := &Hierarchical{Tenants: tenants, sequential: sequential}
+		_, jobs, _, err := prepare(context.Background(), p.Name(), s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		prog, _, z := normalized(s.Cluster, jobs, false, p.Solver, nil)
+		if _, _, n[i], err = p.raise(context.Background(), prog, jobs, z); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return n[0], n[1]
+}
+
 // BenchmarkScaling times gavel.las-ss with every pair of equal-GPU jobs
 // listed as co-locatable (at 0.6 of each job's speed), as Gavel's
 // formulation does, and gavel.hierarchical with four tenants (one FIFO), on
@@ -148,6 +166,11 @@ func BenchmarkScaling(b *testing.B) {
 				}
 				if ss {
 					b.ReportMetric(float64(pairs), "pairs")
+				}
+				if c.name == "gavel.hierarchical" {
+					with, without := hierarchicalLPs(b, in, tenants)
+					b.ReportMetric(float64(with), "lps")
+					b.ReportMetric(float64(without), "lps-unsettled")
 				}
 			})
 		}
