@@ -129,12 +129,11 @@ func (p *Hierarchical) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 // raise lifts the jobs' normalized throughputs z round by round, each
 // round raising the open jobs in proportion to this round's weights, and
 // returns the first round's lift, the last round's allocation and the LPs
-// it solved. A job
-// frozen at level L_j gets the row z_j ≥ L_j in prog, once: levels change
-// only while a job is open, and a job stays open from the round its weight
-// turns positive until it freezes (a FIFO tenant's oldest job keeps being
-// its oldest), so a job that is neither open nor frozen is still at level
-// 0, which needs no row.
+// it solved. A job frozen at level L_j gets the row z_j ≥ L_j in prog,
+// once: levels change only while a job is open, and a job stays open from
+// the round its weight turns positive until it freezes (a FIFO tenant's
+// oldest job keeps being its oldest), so a job that is neither open nor
+// frozen is still at level 0, which needs no row.
 //
 // Once a round lifts nobody (by more than settled) and every job left is
 // still at level 0 (a full cluster, FIFO queues behind it), each further
@@ -146,55 +145,68 @@ func (p *Hierarchical) raise(ctx context.Context, prog *allocation.Program, jobs
 	frozen := make([]bool, len(jobs))
 	var first float64
 	var x *allocation.Result
-	idle := false // the last round lifted nobody
-	top := 0.0    // the highest level so far
+	// idle: the last round lifted nobody; failed: settle found a job that
+	// can rise, and no round has lifted one since.
+	idle, failed := false, false
 	lps := 0
 	for round := 0; slices.Contains(frozen, false); round++ {
-		if idle && !p.sequential {
+		if idle && !failed && !p.sequential {
 			lps++
-			res, done, err := p.settle(ctx, prog, jobs, z, level, frozen, settled*max(1, top))
+			res, done, err := p.settle(ctx, prog, jobs, z, level, frozen, settled*max(1, slices.Max(level)))
 			if err != nil {
 				return 0, nil, lps, err
 			}
 			if done {
 				return first, res, lps, nil
 			}
-			idle = false
-		}
-		w := p.weights(jobs, frozen)
-		var open []int
-		var exprs []allocation.Expr
-		for j := range jobs {
-			if !frozen[j] && w[j] > 0 {
-				// (s_j/w_j)(z_j − L_j), as an expression with a constant.
-				open = append(open, j)
-				exprs = append(exprs, z[j].Plus(allocation.Constant(-level[j])).Scale(float64(jobs[j].GPUs)/w[j]))
-			}
+			failed = true
 		}
 		lps++
-		res, err := prog.MaximizeMin(ctx, exprs, allocation.Expr{})
+		res, c, most, err := p.round(ctx, prog, jobs, z, level, frozen)
 		if err != nil {
 			return 0, nil, lps, err
 		}
-		c := max(res.Objective, 0)
 		if round == 0 {
 			first = c
 		}
-		stuck := slices.Contains(res.Bottleneck, true)
-		idle = true
-		for i, j := range open {
-			lift := c * w[j] / float64(jobs[j].GPUs)
-			level[j] += lift
-			top = max(top, level[j])
-			idle = idle && lift <= settled*max(1, top)
-			if res.Bottleneck[i] || !stuck { // see fill
-				frozen[j] = true
-				prog.Constrain(z[j], level[j]-1e-9*level[j], math.Inf(1))
-			}
-		}
+		idle = most <= settled*max(1, slices.Max(level))
+		failed = failed && idle
 		x = res
 	}
 	return first, x, lps, nil
+}
+
+// round solves one round's LP over the open jobs, lifts their levels by
+// c·w_j/s_j and freezes those that cannot rise further; it returns the
+// LP's result, c and the largest lift.
+func (p *Hierarchical) round(ctx context.Context, prog *allocation.Program, jobs []*policy.Job, z []allocation.Expr, level []float64, frozen []bool) (*allocation.Result, float64, float64, error) {
+	w := p.weights(jobs, frozen)
+	var open []int
+	var exprs []allocation.Expr
+	for j := range jobs {
+		if !frozen[j] && w[j] > 0 {
+			// (s_j/w_j)(z_j − L_j), as an expression with a constant.
+			open = append(open, j)
+			exprs = append(exprs, z[j].Plus(allocation.Constant(-level[j])).Scale(float64(jobs[j].GPUs)/w[j]))
+		}
+	}
+	res, err := prog.MaximizeMin(ctx, exprs, allocation.Expr{})
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	c := max(res.Objective, 0)
+	stuck := slices.Contains(res.Bottleneck, true)
+	most := 0.0
+	for i, j := range open {
+		lift := c * w[j] / float64(jobs[j].GPUs)
+		level[j] += lift
+		most = max(most, lift)
+		if res.Bottleneck[i] || !stuck { // see fill
+			frozen[j] = true
+			prog.Constrain(z[j], level[j]-1e-9*level[j], math.Inf(1))
+		}
+	}
+	return res, c, most, nil
 }
 
 // settle tries to end raise at once when every job left is at level 0: if
