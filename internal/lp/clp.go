@@ -95,15 +95,17 @@ func (a CLPAlgorithm) String() string {
 // end. Under glibc's default malloc settings the freed top of the heap went
 // back to the kernel each time, and the next solve took it again page by
 // page: a quarter of gavel.water-filling's CPU time at 1024 jobs was spent
-// in the kernel, most of it on page faults. The first Solve therefore sets
-// glibc's M_TOP_PAD to 64 MiB (clpHeapPad), so that a heap keeps that much
-// free memory for the next solve: thirty times fewer page faults over a
-// series of solves (TestCLPHeapPad) and 12 to 25% less time on
-// policy/gavel's BenchmarkLAS (clp, 2048 jobs), BenchmarkScaling
-// (gavel.hierarchical, 1024) and BenchmarkPolicy (gavel.water-filling,
-// 1024), measured before and after in one run, for some 20 MiB more resident
-// memory. The setting is process-wide; a process that sets MALLOC_TOP_PAD_
-// or glibc.malloc.top_pad in GLIBC_TUNABLES keeps its own.
+// in the kernel, most of it on page faults (perf record of policy/gavel's
+// BenchmarkPolicy). The first Solve therefore sets glibc's M_TOP_PAD to 64
+// MiB (clpHeapPad), so that a heap keeps that much free memory for the next
+// solve: thirty times fewer page faults over a series of solves
+// (TestCLPHeapPad) and 12 to 25% less time on policy/gavel's BenchmarkLAS
+// (clp, 2048 jobs), BenchmarkScaling (gavel.hierarchical, 1024) and
+// BenchmarkPolicy (gavel.water-filling, 1024), measured before and after in
+// one run, for some 20 MiB more resident memory (the maximum resident size
+// of those benchmarks' processes, 358 against 380 MB). The setting is
+// process-wide; a process that sets MALLOC_TOP_PAD_ or glibc.malloc.top_pad
+// in GLIBC_TUNABLES keeps its own.
 type CLP struct {
 	// Algorithm selects the simplex variant; the zero value is CLPAuto.
 	Algorithm CLPAlgorithm

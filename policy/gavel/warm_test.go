@@ -95,32 +95,40 @@ func TestWarmEqualsCold(t *testing.T) {
 
 // BenchmarkWarm times gavel.las on BenchmarkLAS's setup when one job has
 // arrived or left since the last call: cold, and warm-started from the last
-// call's bases.
+// call's bases, with the default engine and, under purego/, the pure-Go
+// one (both warm-start).
 func BenchmarkWarm(b *testing.B) {
-	if !slices.Contains(allocation.Solvers(), allocation.CLP) {
-		b.Skip("only CLP warm-starts")
+	for _, solver := range []allocation.Solver{allocation.Auto, allocation.PureGo} {
+		prefix := ""
+		if solver == allocation.PureGo {
+			prefix = "purego/"
+		}
+		for _, n := range []int{512, 2048} {
+			s := randomSnapshot(rand.New(rand.NewPCG(uint64(n), 7)), n, 3, n/4)
+			more := &policy.Snapshot{Cluster: s.Cluster, Jobs: append(slices.Clone(s.Jobs), policy.Job{
+				ID: "arrival", GPUs: 1, Throughput: map[allocation.Accelerator]float64{"k80": 0.3, "p100": 0.7, "v100": 1.1},
+			})}
+			for _, warm := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%sjobs=%d/warm=%v", prefix, n, warm), func(b *testing.B) {
+					benchWarm(b, &MaxMinFairness{Warm: warm, Solver: solver}, s, more)
+				})
+			}
+		}
 	}
-	for _, n := range []int{512, 2048} {
-		s := randomSnapshot(rand.New(rand.NewPCG(uint64(n), 7)), n, 3, n/4)
-		more := &policy.Snapshot{Cluster: s.Cluster, Jobs: append(slices.Clone(s.Jobs), policy.Job{
-			ID: "arrival", GPUs: 1, Throughput: map[allocation.Accelerator]float64{"k80": 0.3, "p100": 0.7, "v100": 1.1},
-		})}
-		for _, warm := range []bool{false, true} {
-			b.Run(fmt.Sprintf("jobs=%d/warm=%v", n, warm), func(b *testing.B) {
-				p := &MaxMinFairness{Warm: warm}
-				if _, err := p.Allocate(context.Background(), s); err != nil {
-					b.Fatal(err)
-				}
-				for i := 0; b.Loop(); i++ {
-					next := more
-					if i%2 == 1 {
-						next = s
-					}
-					if _, err := p.Allocate(context.Background(), next); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
+}
+
+// benchWarm decides for s, then alternately for more and s.
+func benchWarm(b *testing.B, p *MaxMinFairness, s, more *policy.Snapshot) {
+	if _, err := p.Allocate(context.Background(), s); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; b.Loop(); i++ {
+		next := more
+		if i%2 == 1 {
+			next = s
+		}
+		if _, err := p.Allocate(context.Background(), next); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
