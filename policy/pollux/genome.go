@@ -2,8 +2,7 @@ package pollux
 
 import (
 	"math/rand"
-
-	"github.com/MaxHalford/eaopt"
+	"slices"
 )
 
 // genome is one candidate allocation: a row-major jobs × nodes matrix of
@@ -16,9 +15,12 @@ type genome struct {
 	used []int
 	fit  float64
 	// shared marks a matrix another genome may hold too: Clone shares it
-	// and the first change copies it, since most clones (the survivors
-	// eaopt copies every generation, the hall of fame) never change.
+	// and the first change copies it, since a child is mutated or crossed
+	// right away but the best genome's clone never changes.
 	shared bool
+	// block numbers the matrices block a holds, from 1; 0 for a matrix
+	// the search did not get from matrices.
+	block int
 }
 
 // newGenome repairs a and wraps it.
@@ -28,91 +30,77 @@ func (pr *problem) newGenome(a []int, rng *rand.Rand) *genome {
 	return g
 }
 
-// Evaluate returns the negated fitness, since eaopt minimizes. It fails
-// once the search's context is done, which stops a long first generation.
-func (g *genome) Evaluate() (float64, error) {
-	if err := g.pr.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return -g.fit, nil
-}
-
 // Mutate applies the paper's three mutations, then repairs.
 func (g *genome) Mutate(rng *rand.Rand) {
 	if g.shared {
-		a, used := g.pr.mats.get()
+		a, used, block := g.pr.mats.get()
 		copy(a, g.a)
 		copy(used, g.used)
-		g.a, g.used, g.shared = a, used, false
+		g.a, g.used, g.shared, g.block = a, used, false, block
 	}
 	g.pr.mutate(g.a, g.pr.freeOf(g.used), rng)
 	g.repair(rng)
 }
 
 // Crossover copies the mate's rows for the jobs before a random point into
-// the receiver, then repairs it. Only the receiver changes: eaopt marks the
-// mate unevaluated on a copy, so changing the mate would leave it with a
-// stale fitness.
-func (g *genome) Crossover(mate eaopt.Genome, rng *rand.Rand) {
-	m := mate.(*genome)
+// the receiver, then repairs it. Only the receiver changes.
+func (g *genome) Crossover(m *genome, rng *rand.Rand) {
 	n := len(g.pr.nodes)
 	point := rng.Intn(len(g.pr.jobs))
 	if g.shared {
 		// Build the child in a new matrix rather than copy and overwrite.
-		a, used := g.pr.mats.get()
+		a, used, block := g.pr.mats.get()
 		copy(a[point*n:], g.a[point*n:])
-		g.a, g.used, g.shared = a, used, false
+		g.a, g.used, g.shared, g.block = a, used, false, block
 	}
 	copy(g.a[:point*n], m.a[:point*n])
 	g.repair(rng)
 }
 
 // Clone shares the matrix; whichever genome changes first copies it.
-func (g *genome) Clone() eaopt.Genome {
+func (g *genome) Clone() *genome {
 	g.shared = true
 	c := *g
 	return &c
 }
 
 // matrices recycles the genomes' matrices and used vectors, each pair in
-// one block. eaopt drops genomes without a word, but after a generation
-// only the population and the hall of fame live on, so every other block
-// can be reused: a search allocates about two populations' worth instead
-// of a matrix per child.
+// one block. After a generation only the population and the best genome
+// live on, so every other block can be reused: a search allocates about
+// two populations' worth instead of a matrix per child.
 type matrices struct {
 	cells, nodes int
-	made, spare  [][]int
-	live         map[*int]bool
+	made         [][]int
+	spare        []int // numbers of blocks free for get
+	// live marks, by block number, the blocks a recycle found held.
+	live []bool
 }
 
-// get returns a matrix and a used vector, with any content.
-func (m *matrices) get() (a, used []int) {
-	var b []int
+// get returns a matrix and a used vector, with any content, and their
+// block's number.
+func (m *matrices) get() (a, used []int, block int) {
 	if k := len(m.spare); k > 0 {
-		b, m.spare = m.spare[k-1], m.spare[:k-1]
+		block, m.spare = m.spare[k-1], m.spare[:k-1]
 	} else {
-		b = make([]int, m.cells+m.nodes)
-		m.made = append(m.made, b)
+		m.made = append(m.made, make([]int, m.cells+m.nodes))
+		block = len(m.made)
 	}
-	return b[:m.cells:m.cells], b[m.cells:]
+	b := m.made[block-1]
+	return b[:m.cells:m.cells], b[m.cells:], block
 }
 
-// recycle makes every block spare that no genome of alive holds.
-func (m *matrices) recycle(alive ...eaopt.Individuals) {
-	if m.live == nil {
-		m.live = make(map[*int]bool)
-	}
+// recycle makes every block spare that neither the population nor best
+// holds.
+func (m *matrices) recycle(pop []*genome, best *genome) {
+	m.live = slices.Grow(m.live[:0], len(m.made)+1)[:len(m.made)+1]
 	clear(m.live)
-	for _, indis := range alive {
-		for _, ind := range indis {
-			if g, ok := ind.Genome.(*genome); ok && len(g.a) > 0 {
-				m.live[&g.a[0]] = true
-			}
-		}
+	for _, g := range pop {
+		m.live[g.block] = true
 	}
+	m.live[best.block] = true
 	m.spare = m.spare[:0]
-	for _, b := range m.made {
-		if !m.live[&b[0]] {
+	for b := 1; b <= len(m.made); b++ {
+		if !m.live[b] {
 			m.spare = append(m.spare, b)
 		}
 	}

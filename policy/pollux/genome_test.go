@@ -57,7 +57,7 @@ func TestGenomeKeeps(t *testing.T) {
 		if err != nil || len(s.Jobs) == 0 {
 			continue
 		}
-		pr := newProblem(context.Background(), s, &Pollux{AllowInterference: c%3 == 0})
+		pr := newProblem(s, &Pollux{AllowInterference: c%3 == 0})
 		rng := mathrand.New(mathrand.NewSource(int64(c)))
 		var pop []*genome
 		for range 6 {
@@ -66,7 +66,7 @@ func TestGenomeKeeps(t *testing.T) {
 			pop = append(pop, pr.newGenome(a, rng))
 		}
 		for range 100 {
-			g := pop[r.IntN(len(pop))].Clone().(*genome)
+			g := pop[r.IntN(len(pop))].Clone()
 			if r.IntN(2) == 0 {
 				g.Crossover(pop[r.IntN(len(pop))], rng)
 			} else {

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/MaxHalford/eaopt"
-
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/policy"
 )
@@ -116,8 +114,6 @@ func (p *Pollux) check() error {
 		return fmt.Errorf("%w: pollux: restart_seconds %v is negative", policy.ErrInvalidConfig, p.RestartSeconds)
 	case p.Population < 0 || p.Generations < 0:
 		return fmt.Errorf("%w: pollux: population %d and generations %d must not be negative", policy.ErrInvalidConfig, p.Population, p.Generations)
-	case p.Population > 0 && p.Population < 3:
-		return fmt.Errorf("%w: pollux: population %d; tournament selection needs at least 3", policy.ErrInvalidConfig, p.Population)
 	case p.P > 1 || p.P != p.P:
 		return fmt.Errorf("%w: pollux: p %v must be at most 1", policy.ErrInvalidConfig, p.P)
 	}
@@ -161,7 +157,7 @@ func (p *Pollux) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 		p.State = State{}
 		return d, nil
 	}
-	pr := newProblem(ctx, s, p)
+	pr := newProblem(s, p)
 	size := uint(cmp.Or(p.Population, DefaultPopulation))
 	if cells := uint64(len(pr.jobs)) * uint64(len(pr.nodes)) * uint64(size); cells > MaxCells {
 		return nil, fmt.Errorf("%w: pollux: %d jobs × %d nodes × population %d = %d genome cells, more than MaxCells (%d)",
@@ -169,63 +165,18 @@ func (p *Pollux) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Deci
 	}
 	rng := rand.New(rand.NewSource(int64(p.Seed) ^ int64(s.Now)))
 	seeds := append([][]int{pr.currentMatrix(), pr.spread()}, p.State.adapt(pr)...)
-	next := 0
-	var idle *genome // shared by the individuals made after ctx is done
-	newGenome := func(r *rand.Rand) eaopt.Genome {
-		if ctx.Err() != nil {
-			// Evaluate fails first thing, so nothing will change this
-			// genome: finish the population without work.
-			if idle == nil {
-				idle = &genome{pr: pr, a: make([]int, len(seeds[0]))}
-			}
-			return idle
-		}
-		var a []int
-		if next < len(seeds) {
-			a = slices.Clone(seeds[next])
-		} else {
-			a = pr.currentMatrix()
-			pr.mutate(a, pr.freeGPUs(a), r)
-		}
-		next++
-		return pr.newGenome(a, r)
-	}
-	ga, err := eaopt.GAConfig{
-		NPops:        1,
-		PopSize:      size,
-		NGenerations: uint(cmp.Or(p.Generations, DefaultGenerations)),
-		HofSize:      1,
-		Model: eaopt.ModDownToSize{
-			NOffsprings: size,
-			SelectorA:   eaopt.SelTournament{NContestants: 2},
-			SelectorB:   eaopt.SelElitism{},
-			MutRate:     1,
-			CrossRate:   0.9,
-		},
-		RNG:       rng,
-		EarlyStop: func(*eaopt.GA) bool { return ctx.Err() != nil },
-		Callback: func(ga *eaopt.GA) {
-			pr.mats.recycle(ga.Populations[0].Individuals, ga.HallOfFame)
-		},
-	}.NewGA()
+	fittest, pop, err := pr.evolve(ctx, seeds, int(size), cmp.Or(p.Generations, DefaultGenerations), rng)
 	if err != nil {
 		return nil, fmt.Errorf("pollux: %w", err)
 	}
-	if err := ga.Minimize(newGenome); err != nil {
-		return nil, fmt.Errorf("pollux: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("pollux: %w", err)
-	}
-	// The hall of fame holds a clone made when it was evaluated; evaluate
-	// it again rather than trust the stored fitness.
-	best := ga.HallOfFame[0].Genome.(*genome).a
+	// Check the winner again rather than trust the search's bookkeeping.
+	best := fittest.a
 	if err := pr.validate(best); err != nil {
 		return nil, err
 	}
 	d.Objective = pr.fitness(best)
 	pr.decide(best, d)
-	p.State = pr.state(ga.Populations[0].Individuals)
+	p.State = pr.state(pop)
 	return d, nil
 }
 
@@ -320,7 +271,7 @@ func (pr *problem) decide(a []int, d *policy.Decision) {
 }
 
 // state records the final population for the next round's warm start.
-func (pr *problem) state(pop eaopt.Individuals) State {
+func (pr *problem) state(pop []*genome) State {
 	st := State{}
 	for _, b := range pr.jobs {
 		st.Jobs = append(st.Jobs, b.id)
@@ -329,7 +280,7 @@ func (pr *problem) state(pop eaopt.Individuals) State {
 		st.Nodes = append(st.Nodes, node.ID)
 	}
 	for _, ind := range pop {
-		st.Population = append(st.Population, slices.Clone(ind.Genome.(*genome).a))
+		st.Population = append(st.Population, slices.Clone(ind.a))
 	}
 	return st
 }

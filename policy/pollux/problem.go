@@ -2,7 +2,6 @@ package pollux
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -44,7 +43,6 @@ type job struct {
 
 // problem is one round's search space: jobs × nodes.
 type problem struct {
-	ctx   context.Context
 	jobs  []job
 	nodes []allocation.Server
 	// typ numbers each node's accelerator type, and types counts them.
@@ -65,8 +63,8 @@ type problem struct {
 
 // newProblem orders the jobs by priority (least attained service, then
 // arrival, then ID) and the nodes by ID, and derives every bound.
-func newProblem(ctx context.Context, s *policy.Snapshot, cfg *Pollux) *problem {
-	pr := &problem{ctx: ctx, p: cfg.p(), avoid: !cfg.AllowInterference}
+func newProblem(s *policy.Snapshot, cfg *Pollux) *problem {
+	pr := &problem{p: cfg.p(), avoid: !cfg.AllowInterference}
 	pr.nodes = slices.SortedFunc(slices.Values(s.Cluster.Servers), func(a, b allocation.Server) int {
 		return cmp.Compare(a.ID, b.ID)
 	})

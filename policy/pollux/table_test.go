@@ -1,7 +1,6 @@
 package pollux
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -37,7 +36,7 @@ func TestTableMatchesModel(t *testing.T) {
 		s.Jobs = append(s.Jobs, j)
 	}
 	for _, p := range []float64{-1, 1e-9, 0.5, 1} {
-		cached := newProblem(context.Background(), s, &Pollux{P: p})
+		cached := newProblem(s, &Pollux{P: p})
 		cached.p = p // p = 1e-9 stands for the geometric mean; test the log too
 		if p == 1e-9 {
 			cached.p = 0
@@ -46,7 +45,7 @@ func TestTableMatchesModel(t *testing.T) {
 			j := r.IntN(len(s.Jobs))
 			nodes, replicas := r.IntN(20), r.IntN(cached.jobs[j].maxReplicas+4)
 			restarted := r.IntN(2) == 0
-			fresh := newProblem(context.Background(), s, &Pollux{P: p})
+			fresh := newProblem(s, &Pollux{P: p})
 			fresh.p = cached.p
 			want := fresh.term(j, nodes, replicas, restarted)
 			if got := cached.cachedTerm(j, nodes, replicas, restarted); got != want {

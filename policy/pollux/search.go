@@ -1,0 +1,116 @@
+package pollux
+
+import (
+	"cmp"
+	"context"
+	"math/rand"
+	"slices"
+)
+
+// crossRate is the probability that a child takes its mate's leading rows.
+const crossRate = 0.9
+
+// search is the genetic search of one decision. The population is kept
+// best first, so a binary tournament's winner is simply the contestant
+// with the lower index.
+type search struct {
+	pr   *problem
+	rng  *rand.Rand
+	pop  []*genome
+	best *genome // the fittest genome any generation held
+	kids []*genome
+}
+
+// evolve runs the search from the seeds (the rest of the first population
+// is the current allocation, mutated) and returns the fittest genome it
+// met and the last population, best first. It stops between children with
+// ctx's error.
+func (pr *problem) evolve(ctx context.Context, seeds [][]int, size, generations int, rng *rand.Rand) (best *genome, pop []*genome, err error) {
+	s := &search{pr: pr, rng: rng}
+	for i := range size {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		var a []int
+		if i < len(seeds) {
+			a = slices.Clone(seeds[i])
+		} else {
+			a = pr.currentMatrix()
+			pr.mutate(a, pr.freeGPUs(a), rng)
+		}
+		s.pop = append(s.pop, pr.newGenome(a, rng))
+	}
+	slices.SortStableFunc(s.pop, fitter)
+	s.best = s.pop[0].Clone()
+	for range generations {
+		if err := s.generation(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	return s.best, s.pop, nil
+}
+
+// fitter orders genomes best first.
+func fitter(x, y *genome) int { return cmp.Compare(y.fit, x.fit) }
+
+// generation breeds as many children as the population holds, in pairs of
+// tournament winners, and keeps the best of parents and children.
+func (s *search) generation(ctx context.Context) error {
+	n := len(s.pop)
+	s.kids = s.kids[:0]
+	for len(s.kids) < n {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		first := s.tournament(-1)
+		x, y := s.pop[first].Clone(), s.pop[s.tournament(first)].Clone()
+		if s.rng.Float64() < crossRate {
+			x.Crossover(y, s.rng)
+		}
+		x.Mutate(s.rng)
+		s.kids = append(s.kids, x)
+		if len(s.kids) < n {
+			y.Mutate(s.rng)
+			s.kids = append(s.kids, y)
+		}
+	}
+	all := append(s.kids, s.pop...)
+	slices.SortStableFunc(all, fitter)
+	s.pop = append(s.pop[:0], all[:n]...)
+	s.kids = all[:0]
+	if s.pop[0].fit > s.best.fit {
+		s.best = s.pop[0].Clone()
+	}
+	s.pr.mats.recycle(s.pop, s.best)
+	return nil
+}
+
+// tournament returns the index of the fitter of two individuals drawn at
+// random, without replacement, from the population less the one at skip
+// (-1: none). With a single candidate it returns that one, and with none
+// (a population of one) the one at skip.
+func (s *search) tournament(skip int) int {
+	m := len(s.pop)
+	if skip >= 0 {
+		m--
+	}
+	// at maps a draw among the m candidates to a population index.
+	at := func(i int) int {
+		if skip >= 0 && i >= skip {
+			i++
+		}
+		return i
+	}
+	switch m {
+	case 0:
+		return skip
+	case 1:
+		return at(0)
+	}
+	i := s.rng.Intn(m)
+	j := s.rng.Intn(m - 1)
+	if j >= i {
+		j++
+	}
+	return at(min(i, j))
+}
