@@ -303,8 +303,11 @@ func (pr *problem) restarted(j int, row []int) bool {
 // mean returns the p-mean of the jobs' speedups from the sum of their terms.
 func (pr *problem) mean(total float64) float64 {
 	mean := total / float64(len(pr.jobs))
-	if pr.p == 0 {
+	switch pr.p {
+	case 0:
 		return math.Exp(mean)
+	case -1: // the default: math.Pow's result, at a tenth of its cost
+		return 1 / mean
 	}
 	return math.Pow(mean, 1/pr.p)
 }

@@ -19,6 +19,9 @@ type search struct {
 	pop  []*genome
 	best *genome // the fittest genome any generation held
 	kids []*genome
+	// merged is the next population's scratch; spare holds the genomes a
+	// generation dropped, whose structs the next children reuse.
+	merged, spare []*genome
 }
 
 // evolve runs the search from the seeds (the rest of the first population
@@ -63,7 +66,7 @@ func (s *search) generation(ctx context.Context) error {
 			return err
 		}
 		first := s.tournament(-1)
-		x, y := s.pop[first].Clone(), s.pop[s.tournament(first)].Clone()
+		x, y := s.clone(s.pop[first]), s.clone(s.pop[s.tournament(first)])
 		if s.rng.Float64() < crossRate {
 			x.Crossover(y, s.rng)
 		}
@@ -72,17 +75,51 @@ func (s *search) generation(ctx context.Context) error {
 		if len(s.kids) < n {
 			y.Mutate(s.rng)
 			s.kids = append(s.kids, y)
+		} else {
+			s.spare = append(s.spare, y)
 		}
 	}
-	all := append(s.kids, s.pop...)
-	slices.SortStableFunc(all, fitter)
-	s.pop = append(s.pop[:0], all[:n]...)
-	s.kids = all[:0]
+	s.survive()
 	if s.pop[0].fit > s.best.fit {
 		s.best = s.pop[0].Clone()
 	}
 	s.pr.mats.recycle(s.pop, s.best)
 	return nil
+}
+
+// survive keeps the n fittest of parents and children as the population,
+// best first, children before parents of equal fitness, and makes the rest
+// spare. The parents are sorted already, so only the children are sorted
+// before the two lists merge.
+func (s *search) survive() {
+	n := len(s.pop)
+	slices.SortStableFunc(s.kids, fitter)
+	s.merged = s.merged[:0]
+	i, j := 0, 0
+	for i < len(s.kids) || j < n {
+		if j == n || i < len(s.kids) && s.kids[i].fit >= s.pop[j].fit {
+			s.merged = append(s.merged, s.kids[i])
+			i++
+		} else {
+			s.merged = append(s.merged, s.pop[j])
+			j++
+		}
+	}
+	s.spare = append(s.spare, s.merged[n:]...)
+	s.pop, s.merged = s.merged[:n], s.pop
+}
+
+// clone returns a clone of g in a spare struct when there is one.
+func (s *search) clone(g *genome) *genome {
+	k := len(s.spare)
+	if k == 0 {
+		return g.Clone()
+	}
+	c := s.spare[k-1]
+	s.spare = s.spare[:k-1]
+	g.shared = true
+	*c = *g
+	return c
 }
 
 // tournament returns the index of the fitter of two individuals drawn at

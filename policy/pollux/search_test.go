@@ -97,3 +97,16 @@ func TestEvolveCancelled(t *testing.T) {
 		t.Errorf("evolve = %v, %d genomes, %v; want nil, 0, context.Canceled", best, len(pop), err)
 	}
 }
+
+// The default p = −1 takes the mean's power as a division, which must give
+// math.Pow's result bit for bit.
+func TestHarmonicMean(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	pr := &problem{p: -1, jobs: make([]job, 7)}
+	for range 100_000 {
+		total := math.Exp(r.Float64()*1400 - 700)
+		if got, want := pr.mean(total), math.Pow(total/7, -1); got != want {
+			t.Fatalf("mean(%v) = %v, math.Pow gives %v", total, got, want)
+		}
+	}
+}
