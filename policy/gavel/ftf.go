@@ -132,6 +132,9 @@ func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}
+	if p.Agnostic {
+		proportionalSplit(prog, s.Cluster, best.X)
+	}
 	d.Objective = f.ratio(best)
 	d.Allocation = prog.Allocation(ids, best)
 	return d, nil

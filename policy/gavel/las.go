@@ -116,36 +116,3 @@ func (p *MaxMinFairness) program(c allocation.Cluster, jobs []*policy.Job, pairs
 	}
 	return prog, ids, terms, unit
 }
-
-// proportionalSplit rewrites each job's time x_j = Σ_k X_jk as
-// x_j·N_k/Σ_{l allowed} N_l, if the result fits every type's capacity.
-func proportionalSplit(prog *allocation.Program, c allocation.Cluster, x [][]float64) {
-	capacity := make([]float64, len(prog.Types()))
-	for k, t := range prog.Types() {
-		capacity[k] = float64(c.GPUs(t))
-	}
-	split := make([][]float64, len(x))
-	used := make([]float64, len(capacity))
-	for j, row := range x {
-		var busy, allowed float64
-		for k, v := range row {
-			busy += v
-			if prog.Allowed(j, k) {
-				allowed += capacity[k]
-			}
-		}
-		split[j] = make([]float64, len(row))
-		for k := range row {
-			if prog.Allowed(j, k) {
-				split[j][k] = busy * capacity[k] / allowed
-				used[k] += float64(prog.GPUs(j)) * split[j][k]
-			}
-		}
-	}
-	for k, u := range used {
-		if u > capacity[k]*(1+1e-7) {
-			return
-		}
-	}
-	copy(x, split)
-}

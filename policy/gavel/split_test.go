@@ -1,0 +1,176 @@
+package gavel
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/dlsched/dlsched/allocation"
+	"github.com/dlsched/dlsched/policy"
+)
+
+// The agnostic split depends on each job's total time alone: two
+// allocations with the same totals, split differently across types, come
+// out the same, and within every type's capacity. On crowded random
+// clusters where one job in eight cannot run on a type, the fitting finds
+// such a split for nearly every decision (measured: all 60 here).
+func TestSplitCanonical(t *testing.T) {
+	fitted := 0
+	for c := range 60 {
+		rng := rand.New(rand.NewPCG(uint64(c), 11))
+		n := 10 + rng.IntN(200)
+		s := randomSnapshot(rng, n, 3, max(1, n/(2+rng.IntN(4))))
+		for j := range s.Jobs {
+			s.Jobs[j].StepsTotal = 1000
+		}
+		_, jobs, _, err := prepare(context.Background(), "test", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, _, _ := newProgram(s.Cluster, jobs, allocation.Auto, nil, bestIfAgnostic(true))
+		terms := make([]allocation.Expr, len(jobs))
+		for j := range jobs {
+			terms[j] = prog.Throughput(j)
+		}
+		res, err := prog.MaximizeMin(context.Background(), terms, allocation.Sum(terms...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := shuffleSplit(rng, prog, res.X)
+		proportionalSplit(prog, s.Cluster, res.X)
+		proportionalSplit(prog, s.Cluster, other)
+		if !sameMatrix(res.X, other, 1e-9) {
+			t.Fatalf("case %d: the same totals split two ways", c)
+		}
+		if rewritten(prog, res.X) {
+			fitted++
+			checkCapacity(t, prog, s.Cluster, res.X)
+		}
+	}
+	if fitted < 57 {
+		t.Errorf("the split fitted %d of 60 decisions, want at least 57", fitted)
+	}
+}
+
+// shuffleSplit returns x with each job's time moved at random among the
+// types it can run on, its total kept.
+func shuffleSplit(rng *rand.Rand, prog *allocation.Program, x [][]float64) [][]float64 {
+	out := make([][]float64, len(x))
+	for j, row := range x {
+		out[j] = make([]float64, len(row))
+		var busy float64
+		for _, v := range row {
+			busy += v
+		}
+		var w []float64
+		var sum float64
+		for k := range row {
+			f := 0.0
+			if prog.Allowed(j, k) {
+				f = rng.Float64()
+			}
+			w = append(w, f)
+			sum += f
+		}
+		for k := range row {
+			if sum > 0 {
+				out[j][k] = busy * w[k] / sum
+			}
+		}
+	}
+	return out
+}
+
+// rewritten reports whether proportionalSplit rewrote x: every job with
+// time then has some on each type it can run on, which an LP vertex rarely
+// gives.
+func rewritten(prog *allocation.Program, x [][]float64) bool {
+	for j, row := range x {
+		for k, v := range row {
+			if prog.Allowed(j, k) && v == 0 && slices.Max(row) > 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func sameMatrix(a, b [][]float64, tol float64) bool {
+	for j := range a {
+		for k := range a[j] {
+			if math.Abs(a[j][k]-b[j][k]) > tol {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func checkCapacity(t *testing.T, prog *allocation.Program, c allocation.Cluster, x [][]float64) {
+	t.Helper()
+	for k, typ := range prog.Types() {
+		var used float64
+		for j := range x {
+			used += float64(prog.GPUs(j)) * x[j][k]
+		}
+		if n := float64(c.GPUs(typ)); used > n*(1+fitOverload) {
+			t.Fatalf("type %s: %v GPUs in use of %v", typ, used, n)
+		}
+	}
+}
+
+// Warm = cold, allocation by allocation, for the agnostic variants whose
+// optimum fixes every job's total time: their split then depends on nothing
+// else. (gavel.las-agnostic's tie-break can leave totals tied, which the
+// package doc says.)
+func TestAgnosticWarmEqualsCold(t *testing.T) {
+	if !slices.Contains(allocation.Solvers(), allocation.CLP) {
+		t.Skip("needs CLP")
+	}
+	mk := map[string]func(warm bool) policy.Policy{
+		"ftf":           func(w bool) policy.Policy { return &FinishTimeFairness{Agnostic: true, Warm: w} },
+		"makespan":      func(w bool) policy.Policy { return &Makespan{Agnostic: true, Warm: w} },
+		"water-filling": func(w bool) policy.Policy { return &WaterFilling{Agnostic: true, Warm: w} },
+	}
+	for name, f := range mk {
+		t.Run(name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(300, 3))
+			s := randomSnapshot(rng, 300, 3, 100)
+			for j := range s.Jobs {
+				s.Jobs[j].StepsTotal = float64(1000 * (1 + j%7))
+			}
+			warm, cold := f(true), f(false)
+			for step := range 12 {
+				dw, err := warm.Allocate(context.Background(), s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dc, err := cold.Allocate(context.Background(), s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if id, diff := shareDiff(dw.Allocation, dc.Allocation); diff > 1e-6 {
+					t.Fatalf("step %d: job %s's shares differ by %v warm and cold", step, id, diff)
+				}
+				s = evolve(rng, s, step)
+			}
+		})
+	}
+}
+
+// shareDiff returns the job whose shares differ most between a and b, and
+// by how much.
+func shareDiff(a, b allocation.Allocation) (string, float64) {
+	var worst string
+	var diff float64
+	for id, g := range a {
+		for _, k := range []allocation.Accelerator{"k80", "p100", "v100"} {
+			if d := math.Abs(g.Shares[k] - b[id].Shares[k]); d > diff {
+				worst, diff = id, d
+			}
+		}
+	}
+	return worst, diff
+}
