@@ -65,7 +65,12 @@
 //     two commits' benchmarks, one run).
 //   - Clones share their matrix until one changes it, and the matrices a
 //     generation leaves behind are reused, found by block number: a search
-//     allocates about two populations' worth, not a matrix per child.
+//     allocates about two populations' worth, not a matrix per child. The
+//     genomes a generation drops lend their structs to the next children,
+//     and only the children are sorted before they merge into the sorted
+//     parents.
+//   - With the default p = −1 the mean's power is a division (math.Pow's
+//     own result, bit for bit).
 //   - Repair scans each row once, listing its nonzero cells for the later
 //     steps, and records the GPUs used per node and the fitness, which the
 //     next mutation and Evaluate read instead of recounting; the grow
