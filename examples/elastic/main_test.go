@@ -13,9 +13,9 @@ func TestRun(t *testing.T) {
 resnet fitted α_c 0.049 β_c 0.0020 γ 1.54; noise scale   591 examples
 gnmt   fitted α_c 0.080 β_c 0.0040 γ 1.09; noise scale   104 examples
 pollux: p-mean speedup 1.47; ask again at 2h1m0s
-bert    8 GPUs, batch 1072 on node-2×4 node-3×4
-gnmt    4 GPUs, batch  128 on node-0×4
-resnet  4 GPUs, batch  300 on node-1×4
+bert    8 GPUs, batch 1072 on node-0×4 node-1×4
+gnmt    4 GPUs, batch  128 on node-3×4
+resnet  4 GPUs, batch  300 on node-2×4
 `
 	for range 2 {
 		var out bytes.Buffer
