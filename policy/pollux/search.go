@@ -97,7 +97,7 @@ func (s *search) survive() {
 	s.merged = s.merged[:0]
 	i, j := 0, 0
 	for i < len(s.kids) || j < n {
-		if j == n || i < len(s.kids) && s.kids[i].fit >= s.pop[j].fit {
+		if j == n || i < len(s.kids) && fitter(s.kids[i], s.pop[j]) <= 0 {
 			s.merged = append(s.merged, s.kids[i])
 			i++
 		} else {

@@ -110,3 +110,33 @@ func TestHarmonicMean(t *testing.T) {
 		}
 	}
 }
+
+// survive keeps the n best of parents and children in the sort's own
+// order, NaN fitness last, as a stable sort of children then parents would.
+func TestSurviveOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	fits := []float64{math.NaN(), 0, 0.5, 1, 1, 2}
+	for range 1000 {
+		s := &search{}
+		for range 1 + r.IntN(6) {
+			s.pop = append(s.pop, &genome{fit: fits[r.IntN(len(fits))]})
+			s.kids = append(s.kids, &genome{fit: fits[r.IntN(len(fits))]})
+		}
+		slices.SortStableFunc(s.pop, fitter)
+		want := slices.Concat(s.kids, s.pop)
+		slices.SortStableFunc(want, fitter)
+		want = want[:len(s.pop)]
+		s.survive()
+		if !slices.Equal(s.pop, want) {
+			t.Fatalf("survivors %v, want %v", fitness(s.pop), fitness(want))
+		}
+	}
+}
+
+func fitness(gs []*genome) []float64 {
+	var f []float64
+	for _, g := range gs {
+		f = append(f, g.fit)
+	}
+	return f
+}
