@@ -121,7 +121,8 @@
 // job's total time x_j, and how the LP's vertex splits it across types
 // depends on where the engine started: a warm start and a cold one gave
 // allocations that differed by whole shares, and gavel.ftf-agnostic's
-// average JCT in `dlsched compare` (seed 0) was 7.0 h cold and 13.9 h warm.
+// average JCT in `dlsched compare` (seed 0) was 7.0 h cold and 13.9 h warm
+// at commit 134cb8c, the last without this split.
 // Every agnostic variant therefore splits each job's time across the types
 // it can run on in proportion to their GPU counts, X_jk = x_j · N_k /
 // Σ_l N_l, the split Gavel's documentation describes. Where that overfills a

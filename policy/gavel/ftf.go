@@ -132,11 +132,8 @@ func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}
-	if p.Agnostic {
-		proportionalSplit(prog, s.Cluster, best.X)
-	}
+	d.Allocation = allocationOf(prog, ids, s.Cluster, best, p.Agnostic)
 	d.Objective = f.ratio(best)
-	d.Allocation = prog.Allocation(ids, best)
 	return d, nil
 }
 

@@ -73,13 +73,10 @@ func (p *MaxMinFairness) Allocate(ctx context.Context, s *policy.Snapshot) (*pol
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}
-	if p.Agnostic {
-		proportionalSplit(prog, s.Cluster, res.X)
-	}
 	return &policy.Decision{
 		Policy:      p.Name(),
 		Objective:   res.Objective * unit,
-		Allocation:  prog.Allocation(ids, res),
+		Allocation:  allocationOf(prog, ids, s.Cluster, res, p.Agnostic),
 		Unscheduled: out,
 		Warnings:    warnings,
 	}, nil

@@ -111,11 +111,8 @@ func (p *Makespan) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.De
 	if !(res.Objective > 0) {
 		return nil, fmt.Errorf("%s: %w: the solver found no makespan (u* = %v)", p.Name(), allocation.ErrNumerical, res.Objective)
 	}
-	if p.Agnostic {
-		proportionalSplit(prog, s.Cluster, res.X)
-	}
 	d.Objective = longest / res.Objective
-	d.Allocation = prog.Allocation(ids, res)
+	d.Allocation = allocationOf(prog, ids, s.Cluster, res, p.Agnostic)
 	return d, nil
 }
 

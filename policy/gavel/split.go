@@ -13,6 +13,15 @@ const (
 	fitOverload = 1e-7
 )
 
+// allocationOf returns res as an Allocation. An agnostic program's rows are
+// split across types by proportionalSplit first (which rewrites res.X).
+func allocationOf(prog *allocation.Program, ids []string, c allocation.Cluster, res *allocation.Result, agnostic bool) allocation.Allocation {
+	if agnostic {
+		proportionalSplit(prog, c, res.X)
+	}
+	return prog.Allocation(ids, res)
+}
+
 // proportionalSplit rewrites each job's time x_j = Σ_k X_jk across the types
 // it can run on in proportion to their GPUs,
 //

@@ -13,11 +13,11 @@ import (
 
 // The agnostic split depends on each job's total time alone: two
 // allocations with the same totals, split differently across types, come
-// out the same, and within every type's capacity. On crowded random
-// clusters where one job in eight cannot run on a type, the fitting finds
-// such a split for nearly every decision (measured: all 60 here).
+// out the same, and within every type's capacity. That holds only where the
+// fitting finds a split (otherwise each keeps its own), so these crowded
+// random clusters, where one job in eight cannot run on a type, also check
+// that it finds one every time.
 func TestSplitCanonical(t *testing.T) {
-	fitted := 0
 	for c := range 60 {
 		rng := rand.New(rand.NewPCG(uint64(c), 11))
 		n := 10 + rng.IntN(200)
@@ -29,7 +29,7 @@ func TestSplitCanonical(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		prog, _, _ := newProgram(s.Cluster, jobs, allocation.Auto, nil, bestIfAgnostic(true))
+		prog, ids, _ := newProgram(s.Cluster, jobs, allocation.Auto, nil, bestIfAgnostic(true))
 		terms := make([]allocation.Expr, len(jobs))
 		for j := range jobs {
 			terms[j] = prog.Throughput(j)
@@ -42,15 +42,11 @@ func TestSplitCanonical(t *testing.T) {
 		proportionalSplit(prog, s.Cluster, res.X)
 		proportionalSplit(prog, s.Cluster, other)
 		if !sameMatrix(res.X, other, 1e-9) {
-			t.Fatalf("case %d: the same totals split two ways", c)
+			t.Fatalf("case %d: the same totals split two ways (no split fitted?)", c)
 		}
-		if rewritten(prog, res.X) {
-			fitted++
-			checkCapacity(t, prog, s.Cluster, res.X)
+		if err := prog.Allocation(ids, res).Validate(s.Cluster); err != nil {
+			t.Fatalf("case %d: %v", c, err)
 		}
-	}
-	if fitted < 57 {
-		t.Errorf("the split fitted %d of 60 decisions, want at least 57", fitted)
 	}
 }
 
@@ -83,20 +79,6 @@ func shuffleSplit(rng *rand.Rand, prog *allocation.Program, x [][]float64) [][]f
 	return out
 }
 
-// rewritten reports whether proportionalSplit rewrote x: every job with
-// time then has some on each type it can run on, which an LP vertex rarely
-// gives.
-func rewritten(prog *allocation.Program, x [][]float64) bool {
-	for j, row := range x {
-		for k, v := range row {
-			if prog.Allowed(j, k) && v == 0 && slices.Max(row) > 0 {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 func sameMatrix(a, b [][]float64, tol float64) bool {
 	for j := range a {
 		for k := range a[j] {
@@ -106,19 +88,6 @@ func sameMatrix(a, b [][]float64, tol float64) bool {
 		}
 	}
 	return true
-}
-
-func checkCapacity(t *testing.T, prog *allocation.Program, c allocation.Cluster, x [][]float64) {
-	t.Helper()
-	for k, typ := range prog.Types() {
-		var used float64
-		for j := range x {
-			used += float64(prog.GPUs(j)) * x[j][k]
-		}
-		if n := float64(c.GPUs(typ)); used > n*(1+fitOverload) {
-			t.Fatalf("type %s: %v GPUs in use of %v", typ, used, n)
-		}
-	}
 }
 
 // Warm = cold, allocation by allocation, for the agnostic variants whose
@@ -166,9 +135,11 @@ func shareDiff(a, b allocation.Allocation) (string, float64) {
 	var worst string
 	var diff float64
 	for id, g := range a {
-		for _, k := range []allocation.Accelerator{"k80", "p100", "v100"} {
-			if d := math.Abs(g.Shares[k] - b[id].Shares[k]); d > diff {
-				worst, diff = id, d
+		for _, m := range []map[allocation.Accelerator]float64{g.Shares, b[id].Shares} {
+			for k := range m {
+				if d := math.Abs(g.Shares[k] - b[id].Shares[k]); d > diff {
+					worst, diff = id, d
+				}
 			}
 		}
 	}

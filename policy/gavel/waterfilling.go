@@ -79,13 +79,10 @@ func (p *WaterFilling) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}
-	if p.Agnostic {
-		proportionalSplit(prog, s.Cluster, x.X)
-	}
 	return &policy.Decision{
 		Policy:      p.Name(),
 		Objective:   levels[0] * unit,
-		Allocation:  prog.Allocation(ids, x),
+		Allocation:  allocationOf(prog, ids, s.Cluster, x, p.Agnostic),
 		Unscheduled: out,
 	}, nil
 }
