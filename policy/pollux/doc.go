@@ -57,12 +57,13 @@
 //     wins, two random numbers per parent. eaopt, which the package used
 //     before (up to commit 1b153f2), drew one per individual for every
 //     parent, cloned every survivor with a random ID and ran each
-//     generation on a goroutine; in a whole `dlsched compare` run of 160
-//     jobs that was nearly half of all CPU time. With the same operators
-//     the search is as good: a mean fitness of 1.03470 against eaopt's
-//     1.03467 over 2,000 seeds of a small search (TestSearchQuality pins
-//     it), and BenchmarkPollux at 64 GPUs took 33 ms against 48 ms (the
-//     two commits' benchmarks, one run).
+//     generation on a goroutine: 46 % of the CPU time of a whole 160-job
+//     `dlsched compare --cpuprofile` run at that commit. With the same
+//     operators the search is as good: TestSearchQuality's small search
+//     averages a fitness of 1.03474 over 400 seeds (`go test -run
+//     TestSearchQuality -v` prints it), and its loop gave 1.03467 over
+//     2,000 seeds with eaopt at commit 1b153f2; BenchmarkPollux at 64 GPUs
+//     took 33 ms against 48 ms (the two commits' benchmarks, one run).
 //   - Clones share their matrix until one changes it, and the matrices a
 //     generation leaves behind are reused, found by block number: a search
 //     allocates about two populations' worth, not a matrix per child. The

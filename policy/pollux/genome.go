@@ -58,10 +58,13 @@ func (g *genome) Crossover(m *genome, rng *rand.Rand) {
 }
 
 // Clone shares the matrix; whichever genome changes first copies it.
-func (g *genome) Clone() *genome {
+func (g *genome) Clone() *genome { return g.cloneInto(new(genome)) }
+
+// cloneInto makes c a clone of g.
+func (g *genome) cloneInto(c *genome) *genome {
 	g.shared = true
-	c := *g
-	return &c
+	*c = *g
+	return c
 }
 
 // matrices recycles the genomes' matrices and used vectors, each pair in

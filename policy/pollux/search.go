@@ -80,7 +80,7 @@ func (s *search) generation(ctx context.Context) error {
 		}
 	}
 	s.survive()
-	if s.pop[0].fit > s.best.fit {
+	if fitter(s.pop[0], s.best) < 0 {
 		s.best = s.pop[0].Clone()
 	}
 	s.pr.mats.recycle(s.pop, s.best)
@@ -117,9 +117,7 @@ func (s *search) clone(g *genome) *genome {
 	}
 	c := s.spare[k-1]
 	s.spare = s.spare[:k-1]
-	g.shared = true
-	*c = *g
-	return c
+	return g.cloneInto(c)
 }
 
 // tournament returns the index of the fitter of two individuals drawn at
