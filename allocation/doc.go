@@ -39,6 +39,15 @@
 // (BenchmarkScaling, both in one run on a loaded two-core machine; Gavel's
 // paper reports 296 s at 1024).
 //
+// # Classes of interchangeable jobs
+//
+// NewClasses builds the program over classes of jobs a policy sees alike: row
+// j stands for count_j jobs, each of which gets X_j, so capacity reads
+// Σ_j count_j s_j X_jk ≤ N_k. When a policy's program is symmetric in such
+// jobs, as max-min fairness is, averaging an optimum over each class keeps it
+// optimal, so the program over classes loses nothing and its size follows
+// the classes, not the jobs.
+//
 // # Warm starts
 //
 // A policy re-solves its program every round, while between two rounds the

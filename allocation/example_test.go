@@ -41,6 +41,38 @@ func ExampleProgram() {
 	// B: k80 0.444, v100 0.556
 }
 
+// Two interchangeable jobs A (1 and 4 steps/s on a K80 and a V100) and a job
+// B (1 and 2) on one V100 and two K80s, with A's class as one row counted
+// twice: the program's size is the number of classes, and each A job gets
+// the class's shares.
+func ExampleNewClasses() {
+	cluster := allocation.Cluster{Servers: []allocation.Server{
+		{ID: "v100-0", Accelerator: "v100", GPUs: 1},
+		{ID: "k80-0", Accelerator: "k80", GPUs: 2},
+	}}
+	p := allocation.NewClasses(cluster, []int{1, 1}, []int{2, 1}, [][]float64{
+		{1, 4}, // each A job, over [k80 v100]
+		{1, 2}, // B
+	})
+	terms := []allocation.Expr{p.Throughput(0), p.Throughput(1)}
+	// Every job's throughput: A's class counts twice.
+	total := allocation.Sum(terms[0].Scale(float64(p.Count(0))), terms[1])
+	res, err := p.MaximizeMin(context.Background(), terms, total)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("t* %.2f\n", res.Objective)
+	a := p.Allocation([]string{"each A", "B"}, res)
+	for _, id := range a.IDs() {
+		fmt.Printf("%s: k80 %.2f, v100 %.2f\n", id, a[id].Shares["k80"], a[id].Shares["v100"])
+	}
+	// Output:
+	// t* 1.60
+	// B: k80 0.40, v100 0.60
+	// each A: k80 0.80, v100 0.20
+}
+
 func ExampleAllocation_Validate() {
 	cluster := allocation.Cluster{Servers: []allocation.Server{
 		{ID: "v100-0", Accelerator: "v100", GPUs: 4},

@@ -126,6 +126,7 @@ type Program struct {
 	types    []Accelerator
 	capacity []float64 // GPUs per type
 	gpus     []int
+	count    []int // jobs per row (NewClasses); nil means one
 	tput     [][]float64
 	x        [][]int // x[j][k] is the LP variable of X_jk, or -1
 	pairs    []Pair
@@ -158,6 +159,33 @@ type Pair struct {
 // NewProgram panics if the lengths disagree or a pair joins jobs of unequal
 // GPU counts, programming errors; callers validate user data first.
 func NewProgram(c Cluster, gpus []int, tput [][]float64, pairs ...Pair) *Program {
+	return newProgram(c, gpus, nil, tput, pairs)
+}
+
+// NewClasses returns the allocation LP for len(gpus) classes of
+// interchangeable jobs on cluster c: class j has count[j] jobs, each of which
+// needs gpus[j] GPUs at once, has throughput tput[j][k] on type
+// c.Types()[k] and gets the shares X_jk. A class's shares count count[j]
+// times against capacity,
+//
+//	Σ_j count_j s_j X_jk ≤ N_k,
+//
+// and once against each member's time. Its expressions are one member's: an
+// objective over every job weighs class j's by count[j] (see Count).
+//
+// A program over jobs that are alike in all it sees is symmetric in them,
+// and its feasible set is convex, so averaging any optimum over each class
+// gives an optimum in which interchangeable jobs get equal shares: the
+// optimum of this smaller program. NewClasses panics if the lengths
+// disagree or a count is below 1, programming errors.
+func NewClasses(c Cluster, gpus, count []int, tput [][]float64) *Program {
+	if len(count) != len(gpus) || slices.ContainsFunc(count, func(n int) bool { return n < 1 }) {
+		panic("allocation: NewClasses: one count of at least 1 per class needed")
+	}
+	return newProgram(c, gpus, count, tput, nil)
+}
+
+func newProgram(c Cluster, gpus, count []int, tput [][]float64, pairs []Pair) *Program {
 	types := c.Types()
 	if len(tput) != len(gpus) {
 		panic("allocation: NewProgram: len(tput) != len(gpus)")
@@ -166,7 +194,7 @@ func NewProgram(c Cluster, gpus []int, tput [][]float64, pairs ...Pair) *Program
 	for k, t := range types {
 		capacity[k] = float64(c.GPUs(t))
 	}
-	p := &Program{types: types, capacity: capacity, gpus: gpus, tput: tput, x: make([][]int, len(gpus)),
+	p := &Program{types: types, capacity: capacity, gpus: gpus, count: count, tput: tput, x: make([][]int, len(gpus)),
 		pairs: pairs, px: make([][]int, len(pairs)), partners: make([][]int, len(gpus))}
 	n, nk := len(gpus), len(types)
 	// Each job or pair variable appears in at most three rows: time
@@ -225,7 +253,7 @@ func NewProgram(c Cluster, gpus []int, tput [][]float64, pairs ...Pair) *Program
 		row = row[:0]
 		for j := range gpus {
 			if v := p.x[j][k]; v >= 0 {
-				row = append(row, lp.Term{Var: v, Coef: float64(gpus[j])})
+				row = append(row, lp.Term{Var: v, Coef: float64(p.Count(j) * gpus[j])})
 			}
 		}
 		for c, pr := range pairs {
@@ -545,7 +573,7 @@ func (p *Program) matrix(sol []float64) (x, pairs [][]float64) {
 	for k, n := range p.capacity {
 		var used float64
 		for j := range x {
-			used += float64(p.gpus[j]) * x[j][k]
+			used += float64(p.Count(j)*p.gpus[j]) * x[j][k]
 		}
 		for c, pr := range p.pairs {
 			used += float64(p.gpus[pr.A]) * pairs[c][k]
@@ -655,6 +683,15 @@ func Solvers() []Solver {
 
 // GPUs returns the number of GPUs job j needs at once.
 func (p *Program) GPUs(j int) int { return p.gpus[j] }
+
+// Count returns the number of jobs row j stands for: count[j] for a
+// program from NewClasses, else 1.
+func (p *Program) Count(j int) int {
+	if p.count == nil {
+		return 1
+	}
+	return p.count[j]
+}
 
 // upperBounds returns, for each expression, a bound that holds for every
 // feasible X: job j's variables sum to at most 1, so they add at most their

@@ -867,3 +867,57 @@ func TestProgramConcurrentSolves(t *testing.T) {
 		}
 	})
 }
+
+// TestNewClasses solves by hand a class of two interchangeable jobs (1 and
+// 4 steps/s on a K80 and a V100) and a job B (1 and 2) on one V100 and two
+// K80s. Giving B a fraction v of its time on the V100 and the rest on a
+// K80, and each A job what is left, B gets 1+v and each A (1+v)/2 + 2(1−v):
+// equal at v = 0.6, so t* = 1.6 with A at [0.8, 0.2] and B at [0.4, 0.6],
+// every GPU and every job's time used. The same three jobs listed one by one
+// reach the same t*.
+func TestNewClasses(t *testing.T) {
+	tput := [][]float64{{1, 4}, {1, 2}}
+	p := allocation.NewClasses(gavelCluster(), []int{1, 1}, []int{2, 1}, tput)
+	if p.NumJobs() != 2 || p.Count(0) != 2 || p.Count(1) != 1 || p.GPUs(0) != 1 {
+		t.Errorf("NumJobs %d, Count %d %d, GPUs %d; want 2, 2 1, 1", p.NumJobs(), p.Count(0), p.Count(1), p.GPUs(0))
+	}
+	for _, s := range allocation.Solvers() {
+		p.Solver = s
+		terms := []allocation.Expr{p.Throughput(0), p.Throughput(1)}
+		res, err := p.MaximizeMin(context.Background(), terms, allocation.Sum(terms[0].Scale(2), terms[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := [][]float64{{0.8, 0.2}, {0.4, 0.6}}
+		if res.Objective < 1.6-1e-7 || res.Objective > 1.6+1e-7 ||
+			!cmp.Equal(res.X, want, cmpopts.EquateApprox(0, 1e-7)) {
+			t.Errorf("%s: t* %v, X %v; want 1.6, %v", s, res.Objective, res.X, want)
+		}
+		one := allocation.NewProgram(gavelCluster(), []int{1, 1, 1}, [][]float64{tput[0], tput[0], tput[1]})
+		one.Solver = s
+		jobs := []allocation.Expr{one.Throughput(0), one.Throughput(1), one.Throughput(2)}
+		r1, err := one.MaximizeMin(context.Background(), jobs, allocation.Sum(jobs...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(r1.Objective-res.Objective) > 1e-7 {
+			t.Errorf("%s: t* %v over classes, %v over jobs", s, res.Objective, r1.Objective)
+		}
+	}
+	if q := allocation.NewProgram(gavelCluster(), []int{1}, [][]float64{{1, 1}}); q.Count(0) != 1 {
+		t.Errorf("NewProgram's Count is %d, want 1", q.Count(0))
+	}
+}
+
+func TestNewClassesPanics(t *testing.T) {
+	for _, count := range [][]int{{1}, {1, 0}, {2, -1}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("NewClasses with counts %v did not panic", count)
+				}
+			}()
+			allocation.NewClasses(gavelCluster(), []int{1, 1}, count, [][]float64{{1, 1}, {1, 1}})
+		}()
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/policy"
+	"github.com/dlsched/dlsched/workload"
 )
 
 // BenchmarkLAS follows Gavel's policy-runtime experiment: n jobs on a cluster
@@ -27,14 +28,14 @@ func BenchmarkLAS(b *testing.B) {
 				var build, solve, extract time.Duration
 				for b.Loop() {
 					t0 := time.Now()
-					prog, ids, terms, _ := p.program(s.Cluster, sortedJobs(s.Jobs))
+					m := p.program(s.Cluster, sortedJobs(s.Jobs))
 					t1 := time.Now()
-					res, err := prog.MaximizeMin(context.Background(), terms, allocation.Sum(terms...))
+					res, err := m.prog.MaximizeMin(context.Background(), m.terms, m.total)
 					if err != nil {
 						b.Fatal(err)
 					}
 					t2 := time.Now()
-					_ = prog.Allocation(ids, res)
+					_ = m.allocation(s.Cluster, res, false)
 					build, solve, extract = build+t1.Sub(t0), solve+t2.Sub(t1), extract+time.Since(t2)
 				}
 				ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 / float64(b.N) }
@@ -89,7 +90,7 @@ func hierarchicalLPs(b *testing.B, s *policy.Snapshot, tenants map[string]Tenant
 		if err != nil {
 			b.Fatal(err)
 		}
-		prog, _, z := normalized(s.Cluster, jobs, false, p.Solver, nil)
+		prog, _, z, _ := normalized(s.Cluster, jobs, false, p.Solver, nil, false)
 		if _, _, n[i], err = p.raise(context.Background(), prog, jobs, z); err != nil {
 			b.Fatal(err)
 		}
@@ -175,4 +176,72 @@ func BenchmarkScaling(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkGenerated times a whole decision of gavel.las and
+// gavel.las-agnostic (the program and the round mechanism, as registered)
+// on jobs drawn by Gavel's own generator (workload.Generator: its job table
+// and measured throughputs, multi-GPU jobs and priorities), on BenchmarkLAS's
+// cluster of n/4 GPUs of each of 3 types. Jobs drawn from one template at
+// one scale factor and priority are interchangeable: the "classes" metric
+// counts them, and the programs have a row per class. At 2048 jobs,
+// "rows=jobs" times the same decision over one row per job.
+func BenchmarkGenerated(b *testing.B) {
+	for _, agnostic := range []bool{false, true} {
+		for _, n := range []int{2048, 20000} {
+			s, classes := generatedSnapshot(b, n)
+			for _, perJob := range []bool{false, true} {
+				if perJob && n > 2048 {
+					continue // 20 to 40 s an operation
+				}
+				p := &MaxMinFairness{Agnostic: agnostic}
+				rows := "classes"
+				if perJob {
+					rows = "jobs"
+				}
+				b.Run(fmt.Sprintf("%s/jobs=%d/rows=%s", p.Name(), n, rows), func(b *testing.B) {
+					for b.Loop() {
+						pol := policy.InRounds(func([]byte) (policy.Policy, error) {
+							return &MaxMinFairness{Agnostic: agnostic, perJob: perJob}, nil
+						})
+						d, err := mustPolicy(b, pol).Allocate(context.Background(), s)
+						if err != nil || len(d.Allocation) != n {
+							b.Fatalf("%v, %d of %d jobs allocated", err, len(d.Allocation), n)
+						}
+					}
+					b.ReportMetric(float64(classes), "classes")
+				})
+			}
+		}
+	}
+}
+
+// mustPolicy makes a policy with f's default configuration.
+func mustPolicy(b *testing.B, f policy.Factory) policy.Policy {
+	p, err := f(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// generatedSnapshot returns n jobs from workload.Generator (seed 1, multi-GPU,
+// priorities) on n/4 GPUs of each of k80, p100 and v100 in servers of 4,
+// and the number of distinct (GPUs, weight, throughputs) among them.
+func generatedSnapshot(b *testing.B, n int) (*policy.Snapshot, int) {
+	jobs, err := workload.Generator{Seed: 1, Jobs: n, MultiGPU: true, Priorities: true}.Generate()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &policy.Snapshot{Jobs: jobs}
+	for _, t := range []allocation.Accelerator{"k80", "p100", "v100"} {
+		for i := range n / 16 {
+			s.Cluster.Servers = append(s.Cluster.Servers, allocation.Server{ID: fmt.Sprintf("%s-%d", t, i), Accelerator: t, GPUs: 4})
+		}
+	}
+	seen := make(map[string]bool)
+	for _, j := range jobs {
+		seen[fmt.Sprint(j.GPUs, j.Weight, j.Throughput)] = true
+	}
+	return s, len(seen)
 }

@@ -107,7 +107,7 @@ func (p *Hierarchical) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 	if err != nil || len(jobs) == 0 {
 		return empty(p.Name(), out, err)
 	}
-	prog, ids, z := normalized(s.Cluster, jobs, p.Agnostic, p.Solver, chainBases(p.Warm, &p.bases))
+	prog, ids, z, _ := normalized(s.Cluster, jobs, p.Agnostic, p.Solver, chainBases(p.Warm, &p.bases), false)
 	first, x, _, err := p.raise(ctx, prog, jobs, z)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)

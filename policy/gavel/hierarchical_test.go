@@ -127,7 +127,7 @@ func TestHierarchicalSettle(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				prog, _, z := normalized(s.Cluster, jobs, false, solver, nil)
+				prog, _, z, _ := normalized(s.Cluster, jobs, false, solver, nil, false)
 				_, _, n, err := p.raise(context.Background(), prog, jobs, z)
 				if err != nil {
 					t.Fatalf("instance %d %s sequential=%v: %v", i, solver, sequential, err)

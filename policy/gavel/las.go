@@ -27,6 +27,9 @@ type MaxMinFairness struct {
 	// equal a cold start's within CLP's tolerance, not bit for bit.
 	Warm  bool `json:"warm,omitempty"`
 	bases *allocation.Warm
+	// perJob builds one row per job instead of per class: what
+	// BenchmarkGenerated compares with.
+	perJob bool
 }
 
 func init() {
@@ -68,15 +71,15 @@ func (p *MaxMinFairness) Allocate(ctx context.Context, s *policy.Snapshot) (*pol
 	if err != nil {
 		return nil, err
 	}
-	prog, ids, terms, unit := p.program(s.Cluster, jobs, pp...)
-	res, err := prog.MaximizeMin(ctx, terms, allocation.Sum(terms...))
+	m := p.program(s.Cluster, jobs, pp...)
+	res, err := m.prog.MaximizeMin(ctx, m.terms, m.total)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}
 	return &policy.Decision{
 		Policy:      p.Name(),
-		Objective:   res.Objective * unit,
-		Allocation:  allocationOf(prog, ids, s.Cluster, res, p.Agnostic),
+		Objective:   res.Objective * m.unit,
+		Allocation:  m.allocation(s.Cluster, res, p.Agnostic),
 		Unscheduled: out,
 		Warnings:    warnings,
 	}, nil
@@ -97,19 +100,53 @@ func (p *MaxMinFairness) check(jobs []*policy.Job, out map[string]string) ([]*po
 	return kept, out
 }
 
-// program builds the max-min LP: one term (s_j/w_j)·y_j/T^prop_j per job,
-// in the order of jobs (ID order). Terms are divided by unit = max_j s_j/w_j, so that the
-// LP's coefficients stay near 1 whatever the weights; t* is unit times the
-// LP's optimum.
-func (p *MaxMinFairness) program(c allocation.Cluster, jobs []*policy.Job, pairs ...allocation.Pair) (*allocation.Program, []string, []allocation.Expr, float64) {
-	prog, ids, z := normalized(c, jobs, p.Agnostic, p.Solver, warmBases(p.Warm, &p.bases), pairs...)
-	var unit float64
-	for _, job := range jobs {
-		unit = max(unit, float64(job.GPUs)/job.EffectiveWeight())
+// maxMin is a max-min program over a snapshot's jobs: its rows (jobs, or
+// classes of interchangeable jobs), each row's term, the sum of every job's
+// term and the unit of the terms.
+type maxMin struct {
+	prog  *allocation.Program
+	ids   []string
+	terms []allocation.Expr
+	total allocation.Expr // Σ_j over jobs: a class's term counted once per member
+	unit  float64
+	cl    *classes // nil when the rows are the jobs
+}
+
+// program builds the max-min LP: one term (s_j/w_j)·y_j/T^prop_j per row, in
+// the order of jobs (ID order), or of their classes' first members. Without
+// pairs the rows are classes of interchangeable jobs (see classes): both of
+// MaximizeMin's programs are symmetric in them. Terms are divided by unit =
+// max_j s_j/w_j, so that the LP's coefficients stay near 1 whatever the
+// weights; t* is unit times the LP's optimum.
+func (p *MaxMinFairness) program(c allocation.Cluster, jobs []*policy.Job, pairs ...allocation.Pair) *maxMin {
+	return p.build(c, jobs, !p.perJob, pairs...)
+}
+
+// build is program, over classes only if classed.
+func (p *MaxMinFairness) build(c allocation.Cluster, jobs []*policy.Job, classed bool, pairs ...allocation.Pair) *maxMin {
+	prog, ids, z, cl := normalized(c, jobs, p.Agnostic, p.Solver, warmBases(p.Warm, &p.bases), classed, pairs...)
+	rows := jobs
+	if cl != nil {
+		rows = cl.reps()
 	}
-	terms := make([]allocation.Expr, len(jobs))
-	for j, job := range jobs {
-		terms[j] = z[j].Scale(float64(job.GPUs) / job.EffectiveWeight() / unit)
+	m := &maxMin{prog: prog, ids: ids, terms: make([]allocation.Expr, len(rows)), cl: cl}
+	for _, job := range rows {
+		m.unit = max(m.unit, float64(job.GPUs)/job.EffectiveWeight())
 	}
-	return prog, ids, terms, unit
+	weighted := make([]allocation.Expr, len(rows))
+	for j, job := range rows {
+		m.terms[j] = z[j].Scale(float64(job.GPUs) / job.EffectiveWeight() / m.unit)
+		weighted[j] = m.terms[j].Scale(float64(prog.Count(j)))
+	}
+	m.total = allocation.Sum(weighted...)
+	return m
+}
+
+// allocation returns res as the jobs' Allocation (see allocationOf).
+func (m *maxMin) allocation(c allocation.Cluster, res *allocation.Result, agnostic bool) allocation.Allocation {
+	a := allocationOf(m.prog, m.ids, c, res, agnostic)
+	if m.cl != nil {
+		a = m.cl.expand(a)
+	}
+	return a
 }

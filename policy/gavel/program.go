@@ -108,21 +108,47 @@ func empty(name string, out map[string]string, err error) (*policy.Decision, err
 // (columns in c.Types() order). Its solves start from warm, if not nil.
 func newProgram(c allocation.Cluster, jobs []*policy.Job, solver allocation.Solver, warm *allocation.Warm,
 	tput func(*policy.Job, allocation.Accelerator) float64, pairs ...allocation.Pair) (*allocation.Program, []string, [][]float64) {
-	types := c.Types()
-	ids := make([]string, len(jobs))
-	gpus := make([]int, len(jobs))
-	t := make([][]float64, len(jobs))
-	for j, job := range jobs {
-		ids[j], gpus[j] = job.ID, job.GPUs
-		t[j] = make([]float64, len(types))
-		for k, a := range types {
-			t[j][k] = tput(job, a)
-		}
-	}
+	ids, gpus, t := matrixOf(c, jobs, tput)
 	prog := allocation.NewProgram(c, gpus, t, pairs...)
 	prog.Solver = solver
 	prog.Remember(warm, ids)
 	return prog, ids, t
+}
+
+// newClassed is newProgram over the classes of interchangeable jobs
+// (classify): one row per class, counted as many times as it has members.
+// It returns the program, the classes and the classes' throughput rows;
+// the program's row keys are the classes' keys.
+func newClassed(c allocation.Cluster, jobs []*policy.Job, solver allocation.Solver, warm *allocation.Warm,
+	tput func(*policy.Job, allocation.Accelerator) float64) (*allocation.Program, *classes, [][]float64) {
+	_, gpus, t := matrixOf(c, jobs, tput)
+	cl := classify(jobs, t)
+	cg, ct := make([]int, len(cl.first)), make([][]float64, len(cl.first))
+	for k, i := range cl.first {
+		cg[k], ct[k] = gpus[i], t[i]
+	}
+	prog := allocation.NewClasses(c, cg, cl.count, ct)
+	prog.Solver = solver
+	prog.Remember(warm, cl.keys)
+	return prog, cl, ct
+}
+
+// matrixOf returns the jobs' IDs, GPU counts and throughput matrix
+// tput(job, type), columns in c.Types() order.
+func matrixOf(c allocation.Cluster, jobs []*policy.Job, tput func(*policy.Job, allocation.Accelerator) float64) ([]string, []int, [][]float64) {
+	types := c.Types()
+	ids := make([]string, len(jobs))
+	gpus := make([]int, len(jobs))
+	flat := make([]float64, len(jobs)*len(types))
+	t := make([][]float64, len(jobs))
+	for j, job := range jobs {
+		ids[j], gpus[j] = job.ID, job.GPUs
+		t[j] = flat[j*len(types) : (j+1)*len(types) : (j+1)*len(types)]
+		for k, a := range types {
+			t[j][k] = tput(job, a)
+		}
+	}
+	return ids, gpus, t
 }
 
 // pairs returns the space-sharing pairs among jobs (in ID order): two jobs
@@ -190,17 +216,27 @@ func (r pairReader) row(m map[allocation.Accelerator]float64) []float64 {
 	return x
 }
 
-// normalized builds the allocation program of jobs on c and each job's
+// normalized builds the allocation program of jobs on c and each row's
 // normalized throughput z_j = y_j / T^prop_j, with T^prop_j = Σ_k T_jk N_k /
 // Σ_k N_k. When agnostic, T_jk is 1 on every type where the job can run and
-// T^prop_j is 1, as in Gavel.
-func normalized(c allocation.Cluster, jobs []*policy.Job, agnostic bool, solver allocation.Solver, warm *allocation.Warm, pairs ...allocation.Pair) (*allocation.Program, []string, []allocation.Expr) {
-	prog, ids, tput := newProgram(c, jobs, solver, warm, func(j *policy.Job, t allocation.Accelerator) float64 {
+// T^prop_j is 1, as in Gavel. With classed (and no pairs), the program's rows
+// are classes of interchangeable jobs (newClassed), returned with their
+// keys; otherwise cl is nil and the rows are the jobs, with their IDs.
+func normalized(c allocation.Cluster, jobs []*policy.Job, agnostic bool, solver allocation.Solver, warm *allocation.Warm,
+	classed bool, pairs ...allocation.Pair) (prog *allocation.Program, ids []string, z []allocation.Expr, cl *classes) {
+	seen := func(j *policy.Job, t allocation.Accelerator) float64 {
 		if x := j.Throughput[t]; !agnostic || x == 0 {
 			return x
 		}
 		return 1
-	}, pairs...)
+	}
+	var tput [][]float64
+	if classed && len(pairs) == 0 {
+		prog, cl, tput = newClassed(c, jobs, solver, warm, seen)
+		ids = cl.keys
+	} else {
+		prog, ids, tput = newProgram(c, jobs, solver, warm, seen, pairs...)
+	}
 	types := c.Types()
 	capacity := make([]float64, len(types))
 	var total float64
@@ -208,8 +244,8 @@ func normalized(c allocation.Cluster, jobs []*policy.Job, agnostic bool, solver 
 		capacity[k] = float64(c.GPUs(t))
 		total += capacity[k]
 	}
-	z := make([]allocation.Expr, len(jobs))
-	for j := range jobs {
+	z = make([]allocation.Expr, len(tput))
+	for j := range tput {
 		prop := 1.0
 		if !agnostic {
 			prop = 0
@@ -222,7 +258,7 @@ func normalized(c allocation.Cluster, jobs []*policy.Job, agnostic bool, solver 
 		// throughputs are normalized by the job's isolated T^prop.
 		z[j] = prog.Throughput(j).Div(prop)
 	}
-	return prog, ids, z
+	return prog, ids, z, cl
 }
 
 // sortedJobs returns pointers to the jobs in ID order.

@@ -84,7 +84,7 @@ func splitBy(prog *allocation.Program, x [][]float64, capacity, a []float64, spl
 			split[j][k] = 0
 			if prog.Allowed(j, k) && weight > 0 {
 				split[j][k] = busy * a[k] * capacity[k] / weight
-				load[k] += float64(prog.GPUs(j)) * split[j][k]
+				load[k] += float64(prog.Count(j)*prog.GPUs(j)) * split[j][k]
 			}
 		}
 	}

@@ -74,23 +74,24 @@ func (p *WaterFilling) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 	if err != nil || len(jobs) == 0 {
 		return empty(p.Name(), out, err)
 	}
-	prog, ids, terms, unit := mm.program(s.Cluster, jobs)
-	levels, x, err := fill(ctx, prog, terms)
+	m := mm.program(s.Cluster, jobs)
+	levels, x, err := fill(ctx, m.prog, m.terms, m.total)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}
 	return &policy.Decision{
 		Policy:      p.Name(),
-		Objective:   levels[0] * unit,
-		Allocation:  allocationOf(prog, ids, s.Cluster, x, p.Agnostic),
+		Objective:   levels[0] * m.unit,
+		Allocation:  m.allocation(s.Cluster, x, p.Agnostic),
 		Unscheduled: out,
 	}, nil
 }
 
 // fill raises terms level by level (see WaterFilling) and returns the levels
-// in the order they were reached and the final allocation. It adds the
-// frozen levels to prog as constraints.
-func fill(ctx context.Context, prog *allocation.Program, terms []allocation.Expr) ([]float64, *allocation.Result, error) {
+// in the order they were reached and the final allocation, which maximizes
+// total among those that keep every level. It adds the frozen levels to
+// prog as constraints.
+func fill(ctx context.Context, prog *allocation.Program, terms []allocation.Expr, total allocation.Expr) ([]float64, *allocation.Result, error) {
 	frozen := make([]bool, len(terms))
 	var reached []float64
 	var last *allocation.Result
@@ -124,7 +125,7 @@ func fill(ctx context.Context, prog *allocation.Program, terms []allocation.Expr
 		}
 		last = res
 	}
-	res, err := prog.Maximize(ctx, allocation.Sum(terms...))
+	res, err := prog.Maximize(ctx, total)
 	switch {
 	case err == nil:
 		last = res

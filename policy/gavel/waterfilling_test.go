@@ -56,7 +56,8 @@ func leximinViolation(t *testing.T, s *policy.Snapshot, z map[string]float64, so
 	mm := &MaxMinFairness{Solver: solver}
 	jobs := sortedJobs(s.Jobs)
 	for j, job := range jobs {
-		prog, _, exprs, unit := mm.program(s.Cluster, jobs)
+		m := mm.build(s.Cluster, jobs, false)
+		prog, exprs, unit := m.prog, m.terms, m.unit
 		for i, other := range jobs {
 			if i != j && z[other.ID] <= z[job.ID]*(1+1e-6) { // "at or below", up to solver tolerance
 				prog.Constrain(exprs[i], z[other.ID]/unit*(1-1e-7), math.Inf(1))
