@@ -302,3 +302,23 @@ func TestThroughputIn(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundsStopsInvalidRunning checks that the placement of a job that
+// Screen leaves out seeds no ledger: j1 claims to run on no server with no
+// GPUs (FuzzAllocate's find), and j2 has done more steps than it has. The round goes on
+// without them, and j0 gets the cluster; seeding j1 fails the round.
+func TestRoundsStopsInvalidRunning(t *testing.T) {
+	s := roundsSnapshot(0, 8, 4, 4)
+	s.Jobs[1].Placement = []allocation.Assignment{{}}
+	s.Jobs[2].StepsTotal, s.Jobs[2].StepsDone = 10, 20
+	s.Jobs[2].Placement = []allocation.Assignment{{Server: "s1", GPUs: 4}}
+	d, err := (&policy.Rounds{Shares: &equalShares{}}).Allocate(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, out1 := d.Unscheduled["j1"]
+	_, out2 := d.Unscheduled["j2"]
+	if !out1 || !out2 || len(d.Placement["j1"])+len(d.Placement["j2"]) > 0 || len(d.Placement["j0"]) != 2 {
+		t.Errorf("unscheduled %v, placement %v: want j1 and j2 left out and stopped, j0 on both servers", d.Unscheduled, d.Placement)
+	}
+}
