@@ -167,3 +167,44 @@ func TestWaterFillingClasses(t *testing.T) {
 		}
 	}
 }
+
+// TestThroughputClasses checks that gavel.max-throughput and gavel.min-cost
+// over classes reach the optimum of their programs over jobs (a needs slice
+// of zeros keeps the rows per job) and give copies their original's shares
+// within capacity. Without the counts in the objective, the optimum over
+// classes differs.
+func TestThroughputClasses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(65, 66))
+	for i := range 40 {
+		n, nk := 1+rng.IntN(25), 1+rng.IntN(3)
+		s := duplicated(rng, n, nk, 1+rng.IntN(2*n))
+		for _, p := range []policy.Policy{&MaxThroughput{}, &MinCost{Prices: map[allocation.Accelerator]float64{"k80": 0.9, "p100": 1.5, "v100": 3.1}}} {
+			name := fmt.Sprintf("instance %d %s", i, p.Name())
+			d, err := p.Allocate(context.Background(), s)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if err := d.Allocation.Validate(s.Cluster); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			sameShares(t, name, s, d)
+			_, jobs, _, err := prepare(context.Background(), p.Name(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var price []float64
+			if mc, ok := p.(*MinCost); ok {
+				for _, k := range s.Cluster.Types() {
+					price = append(price, mc.Prices[k])
+				}
+			}
+			_, want, err := throughputProgram(context.Background(), s.Cluster, jobs, allocation.Auto, nil, price, make([]float64, len(jobs)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(d.Objective-want) > 1e-7*max(1, want) {
+				t.Errorf("%s: objective %v over classes, %v over jobs", name, d.Objective, want)
+			}
+		}
+	}
+}

@@ -118,20 +118,22 @@
 // may change if jobs are renamed.
 //
 // Interchangeable jobs, which have the same GPU count, weight and
-// throughputs, get equal shares in gavel.las and gavel.water-filling (and
-// their agnostic twins): their programs have one row per class of such jobs,
-// counted once per member against capacity and in the tie-break's sum
-// (allocation.NewClasses). Both programs are symmetric within a class and
-// convex, so averaging any optimum over each class gives an optimum with the
-// same t* and tie-break value (TestClassesEqualJobs), and water-filling the
-// same leximin levels (TestWaterFillingClasses). An LP vertex over the jobs
-// would instead split a class's time unevenly, as the engine happened to
-// pivot; Gavel's interior-point solver approaches the equal split, the
-// centre of the optimal face. Gavel's generator draws its jobs from about
-// 150 (template, scale factor, priority) classes, so the program no longer
-// grows with the jobs: a whole gavel.las decision on 2048 generated jobs
-// takes 6.35 ms instead of 78.6 ms with a row per job, and on 20,000 jobs
-// 69 ms (BenchmarkGenerated, docs/performance.md).
+// throughputs, get equal shares in gavel.las, gavel.water-filling (and their
+// agnostic twins), gavel.max-throughput and gavel.min-cost (and min-cost-slo
+// in a round where no job's deadline is a constraint): their programs have
+// one row per class of such jobs, counted once per member against capacity
+// and in the objectives (allocation.NewClasses). These programs are symmetric
+// within a class and convex, so averaging any optimum over each class gives
+// an optimum with the same objectives (TestClassesEqualJobs,
+// TestThroughputClasses), and water-filling the same leximin levels
+// (TestWaterFillingClasses). An LP vertex over the jobs would instead split a
+// class's time unevenly, as the engine happened to pivot; Gavel's
+// interior-point solver approaches the equal split, the centre of the optimal
+// face. Gavel's generator draws its jobs from about 150 (template, scale
+// factor, priority) classes, so the program no longer grows with the jobs: a
+// whole gavel.las decision on 2048 generated jobs takes 6.35 ms instead of
+// 78.6 ms with a row per job, and on 20,000 jobs 69 ms (BenchmarkGenerated,
+// docs/performance.md).
 //
 // An agnostic program sees every type alike, so its optimum fixes only each
 // job's total time x_j, and how the LP's vertex splits it across types

@@ -167,41 +167,63 @@ func maximizeThroughput(ctx context.Context, name string, s *policy.Snapshot, so
 			needs[j] = 0
 		}
 	}
-	// solve builds and solves the program, with the deadline constraints
-	// when withNeeds is set.
-	solve := func(withNeeds bool) (*allocation.Program, []string, *allocation.Result, error) {
-		prog, ids, tput := newProgram(s.Cluster, jobs, solver, warm, func(j *policy.Job, t allocation.Accelerator) float64 {
-			return j.Throughput[t]
-		})
-		objective := make([]allocation.Expr, len(jobs))
-		coef := make([]float64, len(s.Cluster.Types()))
-		for j := range jobs {
-			for k := range coef {
-				coef[k] = tput[j][k]
-				if price != nil {
-					coef[k] /= price[k]
-				}
-			}
-			objective[j] = prog.Linear(j, coef)
-			if withNeeds && needs[j] > 0 {
-				prog.Constrain(prog.Throughput(j), needs[j], math.Inf(1))
-			}
-		}
-		res, err := prog.Maximize(ctx, allocation.Sum(objective...))
-		return prog, ids, res, err
-	}
 	constrained := slices.ContainsFunc(needs, func(r float64) bool { return r > 0 })
-	prog, ids, res, err := solve(constrained)
+	if !constrained {
+		needs = nil
+	}
+	a, objective, err := throughputProgram(ctx, s.Cluster, jobs, solver, warm, price, needs)
 	if constrained && errors.Is(err, allocation.ErrInfeasible) {
 		d.Warnings = append(d.Warnings, "the deadlines cannot all be met; solved without them")
-		prog, ids, res, err = solve(false)
+		a, objective, err = throughputProgram(ctx, s.Cluster, jobs, solver, warm, price, nil)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	d.Objective = res.Objective
-	d.Allocation = prog.Allocation(ids, res)
+	d.Objective, d.Allocation = objective, a
 	return d, nil
+}
+
+// throughputProgram builds and solves the program of maximizeThroughput,
+// with the deadline constraints y_j ≥ needs[j] where needs[j] > 0. Without
+// needs the program is symmetric in interchangeable jobs, and its rows are
+// their classes (see classes), each counted once per member in the
+// objective.
+func throughputProgram(ctx context.Context, c allocation.Cluster, jobs []*policy.Job, solver allocation.Solver, warm *allocation.Warm,
+	price, needs []float64) (allocation.Allocation, float64, error) {
+	seen := func(j *policy.Job, t allocation.Accelerator) float64 { return j.Throughput[t] }
+	var prog *allocation.Program
+	var ids []string
+	var tput [][]float64
+	var cl *classes
+	if needs != nil {
+		prog, ids, tput = newProgram(c, jobs, solver, warm, seen)
+	} else {
+		prog, cl, tput = newClassed(c, jobs, solver, warm, seen)
+		ids = cl.keys
+	}
+	objective := make([]allocation.Expr, len(tput))
+	coef := make([]float64, len(c.Types()))
+	for j := range tput {
+		for k := range coef {
+			coef[k] = tput[j][k] * float64(prog.Count(j))
+			if price != nil {
+				coef[k] /= price[k]
+			}
+		}
+		objective[j] = prog.Linear(j, coef)
+		if needs != nil && needs[j] > 0 {
+			prog.Constrain(prog.Throughput(j), needs[j], math.Inf(1))
+		}
+	}
+	res, err := prog.Maximize(ctx, allocation.Sum(objective...))
+	if err != nil {
+		return nil, 0, err
+	}
+	a := prog.Allocation(ids, res)
+	if cl != nil {
+		a = cl.expand(a)
+	}
+	return a, res.Objective, nil
 }
 
 // deadlines returns, per job, the throughput R_j/(deadline_j − now) that
