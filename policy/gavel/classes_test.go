@@ -67,21 +67,11 @@ func TestClassesEqualJobs(t *testing.T) {
 			for _, solver := range allocation.Solvers() {
 				p := &MaxMinFairness{Agnostic: agnostic, Solver: solver}
 				name := fmt.Sprintf("instance %d %s %s", i, p.Name(), solver)
-				_, jobs, _, err := prepare(context.Background(), p.Name(), s)
-				if err != nil {
-					t.Fatal(err)
-				}
+				d, jobs := classedDecision(t, name, p, s)
 				one := p.build(s.Cluster, jobs, false)
 				want, err := one.prog.MaximizeMin(context.Background(), one.terms, one.total)
 				if err != nil {
 					t.Fatalf("%s: per job: %v", name, err)
-				}
-				d, err := p.Allocate(context.Background(), s)
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				if err := d.Allocation.Validate(s.Cluster); err != nil {
-					t.Errorf("%s: %v", name, err)
 				}
 				if got := d.Objective / one.unit; math.Abs(got-want.Objective) > 1e-7*max(1, want.Objective) {
 					t.Errorf("%s: t* %v over classes, %v over jobs", name, got, want.Objective)
@@ -94,10 +84,29 @@ func TestClassesEqualJobs(t *testing.T) {
 				if best := one.prog.Eval(one.total, want); math.Abs(total-best) > 1e-6*max(1, best) {
 					t.Errorf("%s: tie-break total %v over classes, %v over jobs", name, total, best)
 				}
-				sameShares(t, name, s, d)
 			}
 		}
 	}
+}
+
+// classedDecision decides s with p, checks that the decision fits the
+// cluster and gives copies their original's shares (sameShares), and
+// returns it with the jobs p's program sees.
+func classedDecision(t *testing.T, name string, p policy.Policy, s *policy.Snapshot) (*policy.Decision, []*policy.Job) {
+	t.Helper()
+	d, err := p.Allocate(context.Background(), s)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if err := d.Allocation.Validate(s.Cluster); err != nil {
+		t.Errorf("%s: %v", name, err)
+	}
+	sameShares(t, name, s, d)
+	_, jobs, _, err := prepare(context.Background(), p.Name(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, jobs
 }
 
 // sameShares checks that every copy of a job made by duplicated has its
@@ -132,18 +141,7 @@ func TestWaterFillingClasses(t *testing.T) {
 		for _, agnostic := range []bool{false, true} {
 			p := &WaterFilling{Agnostic: agnostic}
 			name := fmt.Sprintf("instance %d %s", i, p.Name())
-			d, err := p.Allocate(context.Background(), s)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			if err := d.Allocation.Validate(s.Cluster); err != nil {
-				t.Errorf("%s: %v", name, err)
-			}
-			sameShares(t, name, s, d)
-			_, jobs, _, err := prepare(context.Background(), p.Name(), s)
-			if err != nil {
-				t.Fatal(err)
-			}
+			d, jobs := classedDecision(t, name, p, s)
 			one := (&MaxMinFairness{Agnostic: agnostic}).build(s.Cluster, jobs, false)
 			_, x, err := fill(context.Background(), one.prog, one.terms, one.total)
 			if err != nil {
@@ -180,18 +178,7 @@ func TestThroughputClasses(t *testing.T) {
 		s := duplicated(rng, n, nk, 1+rng.IntN(2*n))
 		for _, p := range []policy.Policy{&MaxThroughput{}, &MinCost{Prices: map[allocation.Accelerator]float64{"k80": 0.9, "p100": 1.5, "v100": 3.1}}} {
 			name := fmt.Sprintf("instance %d %s", i, p.Name())
-			d, err := p.Allocate(context.Background(), s)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			if err := d.Allocation.Validate(s.Cluster); err != nil {
-				t.Errorf("%s: %v", name, err)
-			}
-			sameShares(t, name, s, d)
-			_, jobs, _, err := prepare(context.Background(), p.Name(), s)
-			if err != nil {
-				t.Fatal(err)
-			}
+			d, jobs := classedDecision(t, name, p, s)
 			var price []float64
 			if mc, ok := p.(*MinCost); ok {
 				for _, k := range s.Cluster.Types() {
