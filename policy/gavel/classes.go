@@ -60,13 +60,17 @@ func (cl *classes) reps() []*policy.Job {
 	return out
 }
 
-// expand turns an Allocation keyed by class keys into one keyed by job IDs:
-// every member of a class gets its class's shares (a copy of its own).
+// expand turns an Allocation keyed by class keys, which it consumes, into
+// one keyed by job IDs: every member of a class gets its class's shares, the
+// first member the class's own map and the others copies.
 func (cl *classes) expand(a allocation.Allocation) allocation.Allocation {
 	out := make(allocation.Allocation, len(cl.jobs))
 	for i, j := range cl.jobs {
-		g := a[cl.keys[cl.of[i]]]
-		g.Shares = maps.Clone(g.Shares)
+		c := cl.of[i]
+		g := a[cl.keys[c]]
+		if cl.first[c] != i {
+			g.Shares = maps.Clone(g.Shares)
+		}
 		out[j.ID] = g
 	}
 	return out
