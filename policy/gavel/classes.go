@@ -12,7 +12,8 @@ import (
 // classes partitions a program's jobs into classes of interchangeable jobs:
 // the same GPUs, weight and throughput row as the program sees them. A
 // policy whose program is symmetric in such jobs (max-min fairness and
-// water-filling without space sharing) solves over one row per class
+// water-filling without space sharing, max-throughput and min-cost without
+// deadline constraints) solves over one row per class
 // (allocation.NewClasses), whose size is then the number of classes, not of
 // jobs: Gavel's generator draws thousands of jobs from about a hundred and
 // fifty (template, scale factor, priority) combinations.
@@ -62,8 +63,12 @@ func (cl *classes) reps() []*policy.Job {
 
 // expand turns an Allocation keyed by class keys, which it consumes, into
 // one keyed by job IDs: every member of a class gets its class's shares, the
-// first member the class's own map and the others copies.
+// first member the class's own map and the others copies. A nil cl (rows
+// that are the jobs) returns a as it is.
 func (cl *classes) expand(a allocation.Allocation) allocation.Allocation {
+	if cl == nil {
+		return a
+	}
 	out := make(allocation.Allocation, len(cl.jobs))
 	for i, j := range cl.jobs {
 		c := cl.of[i]

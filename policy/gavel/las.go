@@ -144,9 +144,5 @@ func (p *MaxMinFairness) build(c allocation.Cluster, jobs []*policy.Job, classed
 
 // allocation returns res as the jobs' Allocation (see allocationOf).
 func (m *maxMin) allocation(c allocation.Cluster, res *allocation.Result, agnostic bool) allocation.Allocation {
-	a := allocationOf(m.prog, m.ids, c, res, agnostic)
-	if m.cl != nil {
-		a = m.cl.expand(a)
-	}
-	return a
+	return m.cl.expand(allocationOf(m.prog, m.ids, c, res, agnostic))
 }

@@ -115,12 +115,17 @@ func newProgram(c allocation.Cluster, jobs []*policy.Job, solver allocation.Solv
 	return prog, ids, t
 }
 
-// newClassed is newProgram over the classes of interchangeable jobs
-// (classify): one row per class, counted as many times as it has members.
-// It returns the program, the classes and the classes' throughput rows;
-// the program's row keys are the classes' keys.
-func newClassed(c allocation.Cluster, jobs []*policy.Job, solver allocation.Solver, warm *allocation.Warm,
-	tput func(*policy.Job, allocation.Accelerator) float64) (*allocation.Program, *classes, [][]float64) {
+// newRows is newProgram over the classes of interchangeable jobs (classify)
+// when classed and there are no pairs: one row per class, counted as many
+// times as it has members, keyed by the class's key. Otherwise its rows are
+// the jobs, keyed by their IDs, and cl is nil. It returns the program, the
+// rows' keys, their throughput rows and the classes.
+func newRows(c allocation.Cluster, jobs []*policy.Job, solver allocation.Solver, warm *allocation.Warm,
+	tput func(*policy.Job, allocation.Accelerator) float64, classed bool, pairs ...allocation.Pair) (*allocation.Program, []string, [][]float64, *classes) {
+	if !classed || len(pairs) > 0 {
+		prog, ids, t := newProgram(c, jobs, solver, warm, tput, pairs...)
+		return prog, ids, t, nil
+	}
 	_, gpus, t := matrixOf(c, jobs, tput)
 	cl := classify(jobs, t)
 	cg, ct := make([]int, len(cl.first)), make([][]float64, len(cl.first))
@@ -130,7 +135,7 @@ func newClassed(c allocation.Cluster, jobs []*policy.Job, solver allocation.Solv
 	prog := allocation.NewClasses(c, cg, cl.count, ct)
 	prog.Solver = solver
 	prog.Remember(warm, cl.keys)
-	return prog, cl, ct
+	return prog, cl.keys, ct, cl
 }
 
 // matrixOf returns the jobs' IDs, GPU counts and throughput matrix
@@ -220,23 +225,17 @@ func (r pairReader) row(m map[allocation.Accelerator]float64) []float64 {
 // normalized throughput z_j = y_j / T^prop_j, with T^prop_j = Σ_k T_jk N_k /
 // Σ_k N_k. When agnostic, T_jk is 1 on every type where the job can run and
 // T^prop_j is 1, as in Gavel. With classed (and no pairs), the program's rows
-// are classes of interchangeable jobs (newClassed), returned with their
-// keys; otherwise cl is nil and the rows are the jobs, with their IDs.
+// are classes of interchangeable jobs (newRows), returned with their keys;
+// otherwise cl is nil and the rows are the jobs, with their IDs.
 func normalized(c allocation.Cluster, jobs []*policy.Job, agnostic bool, solver allocation.Solver, warm *allocation.Warm,
-	classed bool, pairs ...allocation.Pair) (prog *allocation.Program, ids []string, z []allocation.Expr, cl *classes) {
+	classed bool, pairs ...allocation.Pair) (*allocation.Program, []string, []allocation.Expr, *classes) {
 	seen := func(j *policy.Job, t allocation.Accelerator) float64 {
 		if x := j.Throughput[t]; !agnostic || x == 0 {
 			return x
 		}
 		return 1
 	}
-	var tput [][]float64
-	if classed && len(pairs) == 0 {
-		prog, cl, tput = newClassed(c, jobs, solver, warm, seen)
-		ids = cl.keys
-	} else {
-		prog, ids, tput = newProgram(c, jobs, solver, warm, seen, pairs...)
-	}
+	prog, ids, tput, cl := newRows(c, jobs, solver, warm, seen, classed, pairs...)
 	types := c.Types()
 	capacity := make([]float64, len(types))
 	var total float64
@@ -244,7 +243,7 @@ func normalized(c allocation.Cluster, jobs []*policy.Job, agnostic bool, solver 
 		capacity[k] = float64(c.GPUs(t))
 		total += capacity[k]
 	}
-	z = make([]allocation.Expr, len(tput))
+	z := make([]allocation.Expr, len(tput))
 	for j := range tput {
 		prop := 1.0
 		if !agnostic {

@@ -191,16 +191,7 @@ func maximizeThroughput(ctx context.Context, name string, s *policy.Snapshot, so
 func throughputProgram(ctx context.Context, c allocation.Cluster, jobs []*policy.Job, solver allocation.Solver, warm *allocation.Warm,
 	price, needs []float64) (allocation.Allocation, float64, error) {
 	seen := func(j *policy.Job, t allocation.Accelerator) float64 { return j.Throughput[t] }
-	var prog *allocation.Program
-	var ids []string
-	var tput [][]float64
-	var cl *classes
-	if needs != nil {
-		prog, ids, tput = newProgram(c, jobs, solver, warm, seen)
-	} else {
-		prog, cl, tput = newClassed(c, jobs, solver, warm, seen)
-		ids = cl.keys
-	}
+	prog, ids, tput, cl := newRows(c, jobs, solver, warm, seen, needs == nil)
 	objective := make([]allocation.Expr, len(tput))
 	coef := make([]float64, len(c.Types()))
 	for j := range tput {
@@ -219,11 +210,7 @@ func throughputProgram(ctx context.Context, c allocation.Cluster, jobs []*policy
 	if err != nil {
 		return nil, 0, err
 	}
-	a := prog.Allocation(ids, res)
-	if cl != nil {
-		a = cl.expand(a)
-	}
-	return a, res.Objective, nil
+	return cl.expand(prog.Allocation(ids, res)), res.Objective, nil
 }
 
 // deadlines returns, per job, the throughput R_j/(deadline_j − now) that
