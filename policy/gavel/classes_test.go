@@ -94,13 +94,7 @@ func TestClassesEqualJobs(t *testing.T) {
 // returns it with the jobs p's program sees.
 func classedDecision(t *testing.T, name string, p policy.Policy, s *policy.Snapshot) (*policy.Decision, []*policy.Job) {
 	t.Helper()
-	d, err := p.Allocate(context.Background(), s)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if err := d.Allocation.Validate(s.Cluster); err != nil {
-		t.Errorf("%s: %v", name, err)
-	}
+	d := fittedDecision(t, name, p, s)
 	sameShares(t, name, s, d)
 	_, jobs, _, err := prepare(context.Background(), p.Name(), s)
 	if err != nil {

@@ -30,6 +30,9 @@ type MaxMinFairness struct {
 	// perJob builds one row per job instead of per class: what
 	// BenchmarkGenerated compares with.
 	perJob bool
+	// byLP solves an agnostic program by LP too: what the structure's
+	// closed forms are tested against.
+	byLP bool
 }
 
 func init() {
@@ -72,7 +75,7 @@ func (p *MaxMinFairness) Allocate(ctx context.Context, s *policy.Snapshot) (*pol
 		return nil, err
 	}
 	m := p.program(s.Cluster, jobs, pp...)
-	res, err := m.prog.MaximizeMin(ctx, m.terms, m.total)
+	res, err := m.maximizeMin(ctx, s.Cluster, p.Agnostic && !p.byLP)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}
@@ -108,6 +111,7 @@ type maxMin struct {
 	ids   []string
 	terms []allocation.Expr
 	total allocation.Expr // Σ_j over jobs: a class's term counted once per member
+	scale []float64       // s_j/(w_j·unit): each term's factor on y_j/T^prop_j
 	unit  float64
 	cl    *classes // nil when the rows are the jobs
 }
@@ -129,17 +133,33 @@ func (p *MaxMinFairness) build(c allocation.Cluster, jobs []*policy.Job, classed
 	if cl != nil {
 		rows = cl.reps()
 	}
-	m := &maxMin{prog: prog, ids: ids, terms: make([]allocation.Expr, len(rows)), cl: cl}
+	m := &maxMin{prog: prog, ids: ids, terms: make([]allocation.Expr, len(rows)), scale: make([]float64, len(rows)), cl: cl}
 	for _, job := range rows {
 		m.unit = max(m.unit, float64(job.GPUs)/job.EffectiveWeight())
 	}
 	weighted := make([]allocation.Expr, len(rows))
 	for j, job := range rows {
-		m.terms[j] = z[j].Scale(float64(job.GPUs) / job.EffectiveWeight() / m.unit)
+		m.scale[j] = float64(job.GPUs) / job.EffectiveWeight() / m.unit
+		m.terms[j] = z[j].Scale(m.scale[j])
 		weighted[j] = m.terms[j].Scale(float64(prog.Count(j)))
 	}
 	m.total = allocation.Sum(weighted...)
 	return m
+}
+
+// maximizeMin solves MaximizeMin's two programs for m: by their structure
+// if agnostic (an agnostic term is scale_j times the row's time; see
+// gpuTime) unless that does not apply, else by LP.
+func (m *maxMin) maximizeMin(ctx context.Context, c allocation.Cluster, agnostic bool) (*allocation.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if agnostic {
+		if res, ok := m.exact(c); ok {
+			return res, nil
+		}
+	}
+	return m.prog.MaximizeMin(ctx, m.terms, m.total)
 }
 
 // allocation returns res as the jobs' Allocation (see allocationOf).

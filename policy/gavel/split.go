@@ -32,15 +32,31 @@ func allocationOf(prog *allocation.Program, ids []string, c allocation.Cluster, 
 // the LP's vertex depends on where the engine started; this one depends on
 // the x_j alone. The a_k come from iterative proportional fitting,
 // a_k ← min(1, a_k·N_k/L_k) with L_k type k's load, which starts from the
-// plain proportional split (a = 1) and leaves it as it is when it fits. If
-// no split within fitRounds rounds fits every type to within fitOverload,
-// x stays as the LP gave it.
-func proportionalSplit(prog *allocation.Program, c allocation.Cluster, x [][]float64) {
-	nk := len(prog.Types())
-	capacity := make([]float64, nk)
+// plain proportional split (a = 1) and leaves it as it is when it fits.
+//
+// Fitting only approaches a split that must leave some job off some type,
+// which is what a full set of types S demands (the jobs that can run only
+// inside S use all of it, so no other job may): it comes nearer every round
+// and never arrives. When fitting fails, each job is therefore kept off the
+// full sets that do not hold all its types, and fitted again (see
+// offFullSets). If no split within fitRounds rounds fits every type to
+// within fitOverload, x stays as it was and proportionalSplit reports false.
+func proportionalSplit(prog *allocation.Program, c allocation.Cluster, x [][]float64) bool {
+	capacity := make([]float64, len(prog.Types()))
 	for k, t := range prog.Types() {
 		capacity[k] = float64(c.GPUs(t))
 	}
+	if fit(prog, x, capacity, prog.Allowed) {
+		return true
+	}
+	off, ok := offFullSets(prog, x, capacity)
+	return ok && fit(prog, x, capacity, off)
+}
+
+// fit splits x by iterative proportional fitting over the types allowed
+// for each row, and reports whether it fitted.
+func fit(prog *allocation.Program, x [][]float64, capacity []float64, allowed func(j, k int) bool) bool {
+	nk := len(capacity)
 	a := make([]float64, nk)
 	for k := range a {
 		a[k] = 1
@@ -51,7 +67,7 @@ func proportionalSplit(prog *allocation.Program, c allocation.Cluster, x [][]flo
 	}
 	load := make([]float64, nk)
 	for range fitRounds {
-		splitBy(prog, x, capacity, a, split, load)
+		splitBy(prog, x, capacity, a, allowed, split, load)
 		fits := true
 		for k := range a {
 			if load[k] > capacity[k]*(1+fitOverload) {
@@ -63,26 +79,75 @@ func proportionalSplit(prog *allocation.Program, c allocation.Cluster, x [][]flo
 		}
 		if fits {
 			copy(x, split)
-			return
+			return true
 		}
 	}
+	return false
+}
+
+// offFullSets returns which types each row may use once it is kept off
+// every full set of types that does not hold all of its own: a set S is
+// full when the rows whose types all lie in S use S's GPUs to within
+// fitOverload. It reports false beyond exactTypes types, or if a row with
+// time left would have no type.
+func offFullSets(prog *allocation.Program, x [][]float64, capacity []float64) (func(j, k int) bool, bool) {
+	nk := len(capacity)
+	if nk > exactTypes {
+		return nil, false
+	}
+	masks := make([]int, len(x))
+	used, room := make([]float64, 1<<nk), make([]float64, 1<<nk)
+	for k, n := range capacity {
+		room[1<<k] = n
+	}
+	for j, row := range x {
+		for k := range nk {
+			if prog.Allowed(j, k) {
+				masks[j] |= 1 << k
+			}
+		}
+		used[masks[j]] += float64(prog.Count(j)*prog.GPUs(j)) * sum(row)
+	}
+	used, room = subsetSums(used, nk), subsetSums(room, nk)
+	keep := make([]int, len(x))
+	for j, m := range masks {
+		keep[j] = m
+		for s := 1; s < len(used); s++ {
+			if m&s != m && used[s] >= room[s]*(1-fitOverload) {
+				keep[j] &^= s
+			}
+		}
+		if keep[j] == 0 && sum(x[j]) > 0 {
+			return nil, false
+		}
+	}
+	return func(j, k int) bool { return keep[j]&(1<<k) != 0 }, true
+}
+
+// sum returns the sum of v.
+func sum(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s
 }
 
 // splitBy writes into split each job's time split by the weights a_k·N_k
-// over the types it can run on, and into load each type's GPUs in use.
-func splitBy(prog *allocation.Program, x [][]float64, capacity, a []float64, split [][]float64, load []float64) {
+// over the types allowed to it, and into load each type's GPUs in use.
+func splitBy(prog *allocation.Program, x [][]float64, capacity, a []float64, allowed func(j, k int) bool, split [][]float64, load []float64) {
 	clear(load)
 	for j, row := range x {
 		var busy, weight float64
 		for k, v := range row {
 			busy += v
-			if prog.Allowed(j, k) {
+			if allowed(j, k) {
 				weight += a[k] * capacity[k]
 			}
 		}
 		for k := range row {
 			split[j][k] = 0
-			if prog.Allowed(j, k) && weight > 0 {
+			if allowed(j, k) && weight > 0 {
 				split[j][k] = busy * a[k] * capacity[k] / weight
 				load[k] += float64(prog.Count(j)*prog.GPUs(j)) * split[j][k]
 			}

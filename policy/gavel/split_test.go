@@ -100,6 +100,7 @@ func TestAgnosticWarmEqualsCold(t *testing.T) {
 	}
 	mk := map[string]func(warm bool) policy.Policy{
 		"ftf":           func(w bool) policy.Policy { return &FinishTimeFairness{Agnostic: true, Warm: w} },
+		"las":           func(w bool) policy.Policy { return &MaxMinFairness{Agnostic: true, Warm: w} },
 		"makespan":      func(w bool) policy.Policy { return &Makespan{Agnostic: true, Warm: w} },
 		"water-filling": func(w bool) policy.Policy { return &WaterFilling{Agnostic: true, Warm: w} },
 	}
@@ -144,4 +145,22 @@ func shareDiff(a, b allocation.Allocation) (string, float64) {
 		}
 	}
 	return worst, diff
+}
+
+// By hand: a 4-GPU job that runs only on k80 fills the 4 k80s, so the
+// 1-GPU job that could run on either must go to p100 whole. Fitting alone
+// only approaches that (its k80 weight shrinks by about a third of itself
+// per round); keeping it off the full set {k80} gets there.
+func TestSplitFullSet(t *testing.T) {
+	c := allocation.Cluster{Servers: []allocation.Server{
+		{ID: "k", Accelerator: "k80", GPUs: 4}, {ID: "p", Accelerator: "p100", GPUs: 4},
+	}}
+	prog := allocation.NewProgram(c, []int{4, 1}, [][]float64{{1, 0}, {1, 1}})
+	x := [][]float64{{1, 0}, {0.5, 0.5}}
+	if !proportionalSplit(prog, c, x) {
+		t.Fatal("no split found")
+	}
+	if want := [][]float64{{1, 0}, {0, 1}}; !sameMatrix(x, want, 1e-12) {
+		t.Errorf("split %v, want %v", x, want)
+	}
 }

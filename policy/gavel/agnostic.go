@@ -1,0 +1,246 @@
+package gavel
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/dlsched/dlsched/allocation"
+)
+
+// exactTypes is the most accelerator types for which gpuTime solves an
+// agnostic max-min program; it works over all 2^K sets of types, so beyond
+// this the LP does.
+const exactTypes = 12
+
+// gpuTime is an agnostic max-min program seen through its structure. Row
+// j's term is β_j·x_j, with x_j = Σ_k X_jk its time, and all the program
+// asks of the types is each row's GPU time D_j = n_j s_j x_j (n_j jobs of
+// s_j GPUs) on its set T_j of types. By Gale's supply–demand theorem such
+// demands fit exactly when
+//
+//	Σ_{j: T_j ⊆ S} D_j ≤ N(S)  for every set S of types,
+//
+// N(S) being S's GPUs. With K types that is 2^K − 1 constraints, so both
+// programs of MaximizeMin have closed forms:
+//
+//   - t* = min( min_j β_j, min_S N(S) / Σ_{T_j ⊆ S} n_j s_j/β_j ): every
+//     row at exactly t* is the cheapest way to reach it, and x_j ≤ 1;
+//   - the tie-break max Σ_j n_j β_j x_j weighs a row's GPU time by β_j/s_j,
+//     and the demands that fit form a polymatroid, so filling rows greedily
+//     in decreasing β_j/s_j, each as far as it fits, is optimal.
+//
+// Rows tied in β_j/s_j (all of them when weights are equal) are filled
+// together, their terms rising as one level until a row reaches x_j = 1 or
+// a set of types is full: the leximin among them. An LP would instead pick
+// whichever optimal vertex its start led to, so warm and cold decisions
+// differed; this fill depends on the program alone.
+type gpuTime struct {
+	k     int       // types
+	mask  []int     // T_j as bits over the types; 0 if the row can run nowhere
+	beta  []float64 // β_j: term per unit of time
+	gpus  []float64 // n_j s_j: GPU time at x_j = 1
+	worth []float64 // β_j/s_j: the tie-break's gain per GPU time
+	cap   []float64 // N(S) per set S
+	level []float64 // each row's term, as the fill raises it
+	held  []float64 // GPU time held by the rows whose set is exactly S
+}
+
+// newGPUTime reads the structure of prog, an agnostic program without
+// pairs whose row j has the term beta[j]·x_j. It reports false where the closed
+// forms do not apply: too many types, or a term that is not positive and
+// finite per GPU.
+func newGPUTime(prog *allocation.Program, c allocation.Cluster, beta []float64) (*gpuTime, bool) {
+	types := prog.Types()
+	if len(types) > exactTypes {
+		return nil, false
+	}
+	g := &gpuTime{k: len(types), mask: make([]int, len(beta)), beta: beta,
+		gpus: make([]float64, len(beta)), worth: make([]float64, len(beta)), cap: make([]float64, 1<<len(types))}
+	for k, t := range types {
+		g.cap[1<<k] = float64(c.GPUs(t))
+	}
+	g.cap = subsetSums(g.cap, g.k)
+	for j := range beta {
+		for k := range types {
+			if prog.Allowed(j, k) {
+				g.mask[j] |= 1 << k
+			}
+		}
+		g.gpus[j] = float64(prog.Count(j) * prog.GPUs(j))
+		g.worth[j] = beta[j] / float64(prog.GPUs(j))
+		if g.mask[j] != 0 && !(beta[j] > 0 && !math.IsInf(g.gpus[j]/beta[j], 0)) {
+			return nil, false
+		}
+	}
+	return g, true
+}
+
+// subsetSums returns, for every set S of k types, the sum of v over the
+// subsets of S (v is indexed by set; it is overwritten).
+func subsetSums(v []float64, k int) []float64 {
+	for b := range k {
+		for s := range v {
+			if s&(1<<b) != 0 {
+				v[s] += v[s^(1<<b)]
+			}
+		}
+	}
+	return v
+}
+
+// maxMin returns t*: the largest level every row can reach at once.
+func (g *gpuTime) maxMin() float64 {
+	need := make([]float64, len(g.cap)) // GPU time per unit of level
+	t := math.Inf(1)
+	for j, m := range g.mask {
+		if m == 0 {
+			return 0
+		}
+		need[m] += g.gpus[j] / g.beta[j]
+		t = min(t, g.beta[j])
+	}
+	need = subsetSums(need, g.k)
+	for s := 1; s < len(need); s++ {
+		if need[s] > 0 {
+			t = min(t, g.cap[s]/need[s])
+		}
+	}
+	return t
+}
+
+// fill raises every row from tStar by the tie-break (see gpuTime) and
+// returns each row's time x_j.
+func (g *gpuTime) fill(tStar float64) []float64 {
+	g.level = make([]float64, len(g.mask))
+	g.held = make([]float64, len(g.cap))
+	for j, m := range g.mask {
+		if m != 0 {
+			g.level[j] = tStar
+			g.held[m] += g.gpus[j] * tStar / g.beta[j]
+		}
+	}
+	for _, group := range g.ties() {
+		g.raise(group, tStar)
+	}
+	x := make([]float64, len(g.mask))
+	for j := range x {
+		if g.mask[j] != 0 {
+			x[j] = min(1, g.level[j]/g.beta[j])
+		}
+	}
+	return x
+}
+
+// ties returns the rows that can run somewhere, grouped by their
+// tie-break value per GPU time β_j/s_j, highest first; values within 1e-12
+// of each other (relative) are tied, and a group keeps row order.
+func (g *gpuTime) ties() [][]int {
+	var rows []int
+	for j, m := range g.mask {
+		if m != 0 {
+			rows = append(rows, j)
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b int) int { return cmp.Compare(g.worth[b], g.worth[a]) })
+	var groups [][]int
+	for i, j := range rows {
+		if i == 0 || g.worth[rows[i-1]]-g.worth[j] > 1e-12*g.worth[rows[i-1]] {
+			groups = append(groups, nil)
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], j)
+	}
+	return groups
+}
+
+// raise lifts the group's rows, all at level from, as one level until each
+// is stopped by its own x_j = 1 or by a full set of types.
+func (g *gpuTime) raise(group []int, from float64) {
+	active := slices.Clone(group)
+	for level := from; len(active) > 0; {
+		used, rate := g.load(active)
+		top := math.Inf(1)
+		for _, j := range active {
+			top = min(top, g.beta[j]) // x_j = 1
+		}
+		step := top - level
+		for s := 1; s < len(used); s++ {
+			if rate[s] > 0 {
+				step = min(step, max(0, g.cap[s]-used[s])/rate[s])
+			}
+		}
+		level += step
+		full := g.full(used, rate, step)
+		still := active[:0]
+		for _, j := range active {
+			g.held[g.mask[j]] += g.gpus[j] * (level - g.level[j]) / g.beta[j]
+			g.level[j] = level
+			if g.beta[j] > level*(1+1e-12) && !full(g.mask[j]) {
+				still = append(still, j)
+			}
+		}
+		if len(still) == len(active) { // numerical stall: no event fired
+			still = still[:0]
+		}
+		active = still
+	}
+}
+
+// load returns, for every set S of types, the GPU time in use by the rows
+// inside S and the rate at which the active rows inside S draw more per
+// unit of level.
+func (g *gpuTime) load(active []int) (used, rate []float64) {
+	used = slices.Clone(g.held)
+	rate = make([]float64, len(g.cap))
+	for _, j := range active {
+		rate[g.mask[j]] += g.gpus[j] / g.beta[j]
+	}
+	return subsetSums(used, g.k), subsetSums(rate, g.k)
+}
+
+// full reports whether a row's set of types lies inside a set left without
+// room once the active rows have drawn rate·step more.
+func (g *gpuTime) full(used, rate []float64, step float64) func(mask int) bool {
+	var sets []int
+	for s := 1; s < len(used); s++ {
+		if rate[s] > 0 && g.cap[s]-used[s]-rate[s]*step <= 1e-9*g.cap[s] {
+			sets = append(sets, s)
+		}
+	}
+	return func(m int) bool {
+		return slices.ContainsFunc(sets, func(s int) bool { return m&s == m })
+	}
+}
+
+// exact solves m's two programs by gpuTime when m is agnostic and its
+// structure allows, and reports whether it did. The time is split across
+// types by proportionalSplit; should that not fit, it reports false and the
+// LP decides.
+func (m *maxMin) exact(c allocation.Cluster) (*allocation.Result, bool) {
+	g, ok := newGPUTime(m.prog, c, m.scale)
+	if !ok {
+		return nil, false
+	}
+	t := g.maxMin()
+	x := g.fill(t)
+	res := &allocation.Result{Objective: t, X: zeros(len(x), g.k), Engine: "structure"}
+	for j, v := range x {
+		if k := firstBit(g.mask[j]); k >= 0 {
+			res.X[j][k] = v
+		}
+	}
+	if !proportionalSplit(m.prog, c, res.X) {
+		return nil, false
+	}
+	return res, true
+}
+
+// firstBit returns the lowest set bit of m, or -1.
+func firstBit(m int) int {
+	for k := 0; m != 0; k++ {
+		if m&(1<<k) != 0 {
+			return k
+		}
+	}
+	return -1
+}
