@@ -112,17 +112,49 @@ func (g *gpuTime) maxMin() float64 {
 // fill raises every row from tStar by the tie-break (see gpuTime) and
 // returns each row's time x_j.
 func (g *gpuTime) fill(tStar float64) []float64 {
+	g.start(tStar)
+	for _, group := range g.ties() {
+		g.raise(group, tStar)
+	}
+	return g.times()
+}
+
+// leximin raises every row from 0 as one level, each stopping at x_j = 1
+// or a full set of types: progressive filling, whose result on these
+// constraints is the leximin of the terms. It returns each row's time x_j
+// and the first level at which a row stopped, which is t*.
+func (g *gpuTime) leximin() ([]float64, float64) {
+	g.start(0)
+	var rows []int
+	first := math.Inf(1)
+	for j, m := range g.mask {
+		if m == 0 {
+			first = 0
+		} else {
+			rows = append(rows, j)
+		}
+	}
+	g.raise(rows, 0)
+	for _, j := range rows {
+		first = min(first, g.level[j])
+	}
+	return g.times(), first
+}
+
+// start puts every row that can run at level l.
+func (g *gpuTime) start(l float64) {
 	g.level = make([]float64, len(g.mask))
 	g.held = make([]float64, len(g.cap))
 	for j, m := range g.mask {
 		if m != 0 {
-			g.level[j] = tStar
-			g.held[m] += g.gpus[j] * tStar / g.beta[j]
+			g.level[j] = l
+			g.held[m] += g.gpus[j] * l / g.beta[j]
 		}
 	}
-	for _, group := range g.ties() {
-		g.raise(group, tStar)
-	}
+}
+
+// times returns each row's time x_j at its level.
+func (g *gpuTime) times() []float64 {
 	x := make([]float64, len(g.mask))
 	for j := range x {
 		if g.mask[j] != 0 {
@@ -213,17 +245,25 @@ func (g *gpuTime) full(used, rate []float64, step float64) func(mask int) bool {
 }
 
 // exact solves m's two programs by gpuTime when m is agnostic and its
-// structure allows, and reports whether it did. The time is split across
-// types by proportionalSplit; should that not fit, it reports false and the
-// LP decides.
+// structure allows, and reports whether it did (see structured).
 func (m *maxMin) exact(c allocation.Cluster) (*allocation.Result, bool) {
+	return m.structured(c, func(g *gpuTime) ([]float64, float64) {
+		t := g.maxMin()
+		return g.fill(t), t
+	})
+}
+
+// structured returns the allocation that solve finds on m's structure, with
+// the level solve reports as its Objective, and reports whether the
+// structure applied. The time is split across types by proportionalSplit;
+// should that not fit, it reports false, and the LP decides.
+func (m *maxMin) structured(c allocation.Cluster, solve func(*gpuTime) ([]float64, float64)) (*allocation.Result, bool) {
 	g, ok := newGPUTime(m.prog, c, m.scale)
 	if !ok {
 		return nil, false
 	}
-	t := g.maxMin()
-	x := g.fill(t)
-	res := &allocation.Result{Objective: t, X: zeros(len(x), g.k), Engine: "structure"}
+	x, level := solve(g)
+	res := &allocation.Result{Objective: level, X: zeros(len(x), g.k), Engine: "structure"}
 	for j, v := range x {
 		if k := firstBit(g.mask[j]); k >= 0 {
 			res.X[j][k] = v

@@ -80,25 +80,34 @@ func fittedDecision(t *testing.T, name string, p policy.Policy, s *policy.Snapsh
 	return d
 }
 
-// When every weight is equal, all rows are tied in the tie-break and the
-// fill is progressive filling, which on a polymatroid is the leximin: the
-// allocation gavel.water-filling-agnostic reaches with one LP per level.
+// Progressive filling is the leximin: gavel.water-filling-agnostic by
+// structure allocates as by one LP per level, with weights. When every
+// weight is equal, all rows are tied in gavel.las-agnostic's tie-break, so
+// it fills them together from t* and reaches that same allocation.
 func TestGPUTimeLeximin(t *testing.T) {
 	if testing.Short() {
-		t.Skip("40 water-filling decisions")
+		t.Skip("80 water-filling decisions by LP")
 	}
 	rng := rand.New(rand.NewPCG(5, 40))
 	for i := range 40 {
 		n, nk := 1+rng.IntN(30), 1+rng.IntN(3)
 		s := duplicated(rng, n, nk, 1+rng.IntN(3*n))
+		name := fmt.Sprintf("instance %d (%d jobs, %d types)", i, len(s.Jobs), nk)
+		byLP := fittedDecision(t, name, &WaterFilling{Agnostic: true, byLP: true}, s)
+		wf := fittedDecision(t, name, &WaterFilling{Agnostic: true}, s)
+		if id, diff := shareDiff(wf.Allocation, byLP.Allocation); diff > 1e-6 {
+			t.Errorf("%s: job %s's water-filling shares differ by %v from the LPs'", name, id, diff)
+		}
+		if math.Abs(wf.Objective-byLP.Objective) > 1e-7*max(1, byLP.Objective) {
+			t.Errorf("%s: first level %v by structure, %v by LP", name, wf.Objective, byLP.Objective)
+		}
 		for j := range s.Jobs {
 			s.Jobs[j].Weight = 0
 		}
-		name := fmt.Sprintf("instance %d (%d jobs, %d types)", i, len(s.Jobs), nk)
+		byLP = fittedDecision(t, name, &WaterFilling{Agnostic: true, byLP: true}, s)
 		las := fittedDecision(t, name, &MaxMinFairness{Agnostic: true}, s)
-		wf := fittedDecision(t, name, &WaterFilling{Agnostic: true}, s)
-		if id, diff := shareDiff(las.Allocation, wf.Allocation); diff > 1e-6 {
-			t.Errorf("%s: job %s's shares differ by %v from water-filling's", name, id, diff)
+		if id, diff := shareDiff(las.Allocation, byLP.Allocation); diff > 1e-6 {
+			t.Errorf("%s, equal weights: job %s's LAS shares differ by %v from water-filling's", name, id, diff)
 		}
 	}
 }

@@ -156,8 +156,8 @@
 // fill it: then each job is kept off such full sets that do not hold all
 // its types, and fitted again (TestSplitFullSet).
 //
-// gavel.las-agnostic is not solved by LP (unless it has more than 12
-// types). With every type alike, all its program asks of the types is each
+// gavel.las-agnostic and gavel.water-filling-agnostic are not solved by LP
+// (unless they have more than 12 types). With every type alike, all its program asks of the types is each
 // job's GPU time D_j = s_j·x_j on its set of types T_j, and by Gale's
 // supply–demand theorem such demands fit exactly when Σ_{T_j ⊆ S} D_j ≤
 // N(S) for every set S of types: 2^K − 1 constraints. So t* has a closed
@@ -172,7 +172,10 @@
 // whichever its vertex favoured, so a warm start and a cold one differed:
 // 9.37 h and 9.33 h in `dlsched compare --policies gavel.las-agnostic`
 // (seed 0, at commit 7856c55). A decision no longer depends on where an
-// engine started.
+// engine started. gavel.water-filling-agnostic is progressive filling: every
+// job rises from 0 as one level, each stopping at x_j = 1 or a full set,
+// which on these constraints is the leximin that its LPs find one level at
+// a time (TestGPUTimeLeximin, with weights).
 //
 // A job never gets time on a type where its throughput is zero or whose GPU
 // count is below the job's; Gavel's agnostic LP can give such time, which its

@@ -36,7 +36,8 @@ func newWaterFilling() (policy.Policy, switches) {
 // equals the most it could ever reach; the duals and that bound together
 // always name at least one job, so each level costs one LP, where Gavel
 // solves a MILP per level. A final LP maximizes Σ_j z_j at the frozen levels
-// to pin the allocation. The Decision's Objective is the first level, which
+// to pin the allocation. The agnostic program needs no LP: see the package
+// documentation. The Decision's Objective is the first level, which
 // equals MaxMinFairness' t*.
 type WaterFilling struct {
 	// Agnostic treats every accelerator type on which a job can run as
@@ -49,6 +50,9 @@ type WaterFilling struct {
 	// equal a cold start's within CLP's tolerance, not bit for bit.
 	Warm  bool `json:"warm,omitempty"`
 	bases *allocation.Warm
+	// byLP solves an agnostic program by LP too: what progressive
+	// filling is tested against.
+	byLP bool
 }
 
 // Name returns "gavel.water-filling" or "gavel.water-filling-agnostic".
@@ -75,16 +79,35 @@ func (p *WaterFilling) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 		return empty(p.Name(), out, err)
 	}
 	m := mm.program(s.Cluster, jobs)
-	levels, x, err := fill(ctx, m.prog, m.terms, m.total)
+	first, x, err := m.leximin(ctx, s.Cluster, p.Agnostic && !p.byLP)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}
 	return &policy.Decision{
 		Policy:      p.Name(),
-		Objective:   levels[0] * m.unit,
+		Objective:   first * m.unit,
 		Allocation:  m.allocation(s.Cluster, x, p.Agnostic),
 		Unscheduled: out,
 	}, nil
+}
+
+// leximin returns m's first level (t*) and its leximin allocation: by
+// progressive filling if agnostic (see gpuTime.leximin) unless the
+// structure does not apply, else by fill.
+func (m *maxMin) leximin(ctx context.Context, c allocation.Cluster, agnostic bool) (float64, *allocation.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, nil, err
+	}
+	if agnostic {
+		if res, ok := m.structured(c, (*gpuTime).leximin); ok {
+			return res.Objective, res, nil
+		}
+	}
+	levels, res, err := fill(ctx, m.prog, m.terms, m.total)
+	if err != nil {
+		return 0, nil, err
+	}
+	return levels[0], res, nil
 }
 
 // fill raises terms level by level (see WaterFilling) and returns the levels
