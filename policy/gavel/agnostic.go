@@ -2,6 +2,7 @@ package gavel
 
 import (
 	"cmp"
+	"context"
 	"math"
 	"slices"
 
@@ -37,7 +38,8 @@ const exactTypes = 12
 // differed; this fill depends on the program alone.
 type gpuTime struct {
 	k     int       // types
-	mask  []int     // T_j as bits over the types; 0 if the row can run nowhere
+	mask  []int     // T_j as bits over the types; 0 for a row without a term or types
+	stuck bool      // some row has a term but no type: t* = 0
 	beta  []float64 // β_j: term per unit of time
 	gpus  []float64 // n_j s_j: GPU time at x_j = 1
 	worth []float64 // β_j/s_j: the tie-break's gain per GPU time
@@ -47,9 +49,9 @@ type gpuTime struct {
 }
 
 // newGPUTime reads the structure of prog, an agnostic program without
-// pairs whose row j has the term beta[j]·x_j. It reports false where the closed
-// forms do not apply: too many types, or a term that is not positive and
-// finite per GPU.
+// pairs whose row j has the term beta[j]·x_j, or none where beta[j] is 0
+// (such a row gets no time). It reports false where the closed forms do not
+// apply: too many types, or a term that is not positive and finite per GPU.
 func newGPUTime(prog *allocation.Program, c allocation.Cluster, beta []float64) (*gpuTime, bool) {
 	types := prog.Types()
 	if len(types) > exactTypes {
@@ -69,7 +71,12 @@ func newGPUTime(prog *allocation.Program, c allocation.Cluster, beta []float64) 
 		}
 		g.gpus[j] = float64(prog.Count(j) * prog.GPUs(j))
 		g.worth[j] = beta[j] / float64(prog.GPUs(j))
-		if g.mask[j] != 0 && !(beta[j] > 0 && !math.IsInf(g.gpus[j]/beta[j], 0)) {
+		switch {
+		case beta[j] == 0:
+			g.mask[j] = 0
+		case g.mask[j] == 0:
+			g.stuck = true
+		case !(beta[j] > 0 && !math.IsInf(g.gpus[j]/beta[j], 0)):
 			return nil, false
 		}
 	}
@@ -91,11 +98,14 @@ func subsetSums(v []float64, k int) []float64 {
 
 // maxMin returns t*: the largest level every row can reach at once.
 func (g *gpuTime) maxMin() float64 {
+	if g.stuck {
+		return 0
+	}
 	need := make([]float64, len(g.cap)) // GPU time per unit of level
 	t := math.Inf(1)
 	for j, m := range g.mask {
 		if m == 0 {
-			return 0
+			continue
 		}
 		need[m] += g.gpus[j] / g.beta[j]
 		t = min(t, g.beta[j])
@@ -127,10 +137,11 @@ func (g *gpuTime) leximin() ([]float64, float64) {
 	g.start(0)
 	var rows []int
 	first := math.Inf(1)
+	if g.stuck {
+		first = 0
+	}
 	for j, m := range g.mask {
-		if m == 0 {
-			first = 0
-		} else {
+		if m != 0 {
 			rows = append(rows, j)
 		}
 	}
@@ -244,21 +255,33 @@ func (g *gpuTime) full(used, rate []float64, step float64) func(mask int) bool {
 	}
 }
 
-// exact solves m's two programs by gpuTime when m is agnostic and its
-// structure allows, and reports whether it did (see structured).
-func (m *maxMin) exact(c allocation.Cluster) (*allocation.Result, bool) {
-	return m.structured(c, func(g *gpuTime) ([]float64, float64) {
+// agnosticMaxMin is prog.MaximizeMin(ctx, terms, tieBreak) for an agnostic
+// program without pairs: its terms are beta[j]·x_j, in row order, for the
+// rows j where beta[j] is not 0, and tieBreak is empty or the sum of the
+// terms, each counted once per member of its row. It is solved by structure
+// (gpuTime), which fills leftover time even when tieBreak is empty; where
+// that does not apply, by LP.
+func agnosticMaxMin(ctx context.Context, prog *allocation.Program, c allocation.Cluster, beta []float64,
+	terms []allocation.Expr, tieBreak allocation.Expr) (*allocation.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res, ok := structured(prog, c, beta, func(g *gpuTime) ([]float64, float64) {
 		t := g.maxMin()
 		return g.fill(t), t
 	})
+	if ok {
+		return res, nil
+	}
+	return prog.MaximizeMin(ctx, terms, tieBreak)
 }
 
-// structured returns the allocation that solve finds on m's structure, with
-// the level solve reports as its Objective, and reports whether the
-// structure applied. The time is split across types by proportionalSplit;
-// should that not fit, it reports false, and the LP decides.
-func (m *maxMin) structured(c allocation.Cluster, solve func(*gpuTime) ([]float64, float64)) (*allocation.Result, bool) {
-	g, ok := newGPUTime(m.prog, c, m.scale)
+// structured returns the allocation that solve finds on the structure of
+// prog and beta (see newGPUTime), with the level solve reports as its
+// Objective, and reports whether the structure applied. The time is split
+// across types by proportionalSplit; should that not fit, it reports false.
+func structured(prog *allocation.Program, c allocation.Cluster, beta []float64, solve func(*gpuTime) ([]float64, float64)) (*allocation.Result, bool) {
+	g, ok := newGPUTime(prog, c, beta)
 	if !ok {
 		return nil, false
 	}
@@ -269,7 +292,7 @@ func (m *maxMin) structured(c allocation.Cluster, solve func(*gpuTime) ([]float6
 			res.X[j][k] = v
 		}
 	}
-	if !proportionalSplit(m.prog, c, res.X) {
+	if !proportionalSplit(prog, c, res.X) {
 		return nil, false
 	}
 	return res, true

@@ -67,6 +67,53 @@ func TestGPUTimeMatchesLP(t *testing.T) {
 	}
 }
 
+// gavel.makespan-agnostic and gavel.ftf-agnostic by structure reach the
+// LP's optimum (the makespan, and ρ*) on random snapshots with lengths, and
+// makespan its tie-break total Σ_j y_j/R_j.
+func TestGPUTimeMakespanFTF(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 9))
+	for i := range 60 {
+		n, nk := 1+rng.IntN(30), 1+rng.IntN(4)
+		s := randomSnapshot(rng, n, nk, 1+rng.IntN(2*n))
+		for j := range s.Jobs {
+			s.Jobs[j].StepsTotal = float64(1000 * (1 + rng.IntN(7)))
+			s.Jobs[j].StepsDone = float64(rng.IntN(3)) * 300
+		}
+		name := fmt.Sprintf("instance %d (%d jobs, %d types)", i, n, nk)
+		got := fittedDecision(t, name, &Makespan{Agnostic: true}, s)
+		want := fittedDecision(t, name, &Makespan{Agnostic: true, byLP: true}, s)
+		if math.Abs(got.Objective-want.Objective) > 1e-7*want.Objective {
+			t.Errorf("%s: makespan %v by structure, %v by LP", name, got.Objective, want.Objective)
+		}
+		if zg, zw := speedPerStep(s, got), speedPerStep(s, want); math.Abs(zg-zw) > 1e-6*zw {
+			t.Errorf("%s: makespan's tie-break total %v by structure, %v by LP", name, zg, zw)
+		}
+		got = fittedDecision(t, name, &FinishTimeFairness{Agnostic: true}, s)
+		want = fittedDecision(t, name, &FinishTimeFairness{Agnostic: true, byLP: true}, s)
+		if math.Abs(got.Objective-want.Objective) > 1e-6*want.Objective {
+			t.Errorf("%s: ρ* %v by structure, %v by LP", name, got.Objective, want.Objective)
+		}
+	}
+}
+
+// speedPerStep returns Σ_j y_j/R_j of d, y_j at each job's fastest
+// throughput on every type it runs on.
+func speedPerStep(s *policy.Snapshot, d *policy.Decision) float64 {
+	var z float64
+	for _, j := range s.Jobs {
+		if r := j.StepsTotal - j.StepsDone; r > 0 {
+			var best float64
+			for _, v := range j.Throughput {
+				best = max(best, v)
+			}
+			for _, x := range d.Allocation[j.ID].Shares {
+				z += best * x / r
+			}
+		}
+	}
+	return z
+}
+
 // fittedDecision decides s with p and checks that it fits the cluster.
 func fittedDecision(t *testing.T, name string, p policy.Policy, s *policy.Snapshot) *policy.Decision {
 	t.Helper()
@@ -112,7 +159,8 @@ func TestGPUTimeLeximin(t *testing.T) {
 	}
 }
 
-// The closed forms step aside, and the LP decides, beyond exactTypes types.
+// The closed forms step aside, and the LP decides, beyond exactTypes types
+// and for terms that are not positive, or so small that 1/β overflows.
 func TestGPUTimeTooManyTypes(t *testing.T) {
 	c := allocation.Cluster{}
 	tput := make([][]float64, 1)
@@ -125,7 +173,9 @@ func TestGPUTimeTooManyTypes(t *testing.T) {
 		t.Errorf("%d types: solved by structure, want the LP", exactTypes+1)
 	}
 	prog = allocation.NewProgram(oneType(1), []int{1}, [][]float64{{1}})
-	if _, ok := newGPUTime(prog, oneType(1), []float64{0}); ok {
-		t.Error("a zero term: solved by structure, want the LP")
+	for _, beta := range []float64{-1, math.NaN(), math.SmallestNonzeroFloat64} {
+		if _, ok := newGPUTime(prog, oneType(1), []float64{beta}); ok {
+			t.Errorf("a term of %v per unit of time: solved by structure, want the LP", beta)
+		}
 	}
 }

@@ -156,26 +156,34 @@
 // fill it: then each job is kept off such full sets that do not hold all
 // its types, and fitted again (TestSplitFullSet).
 //
-// gavel.las-agnostic and gavel.water-filling-agnostic are not solved by LP
-// (unless they have more than 12 types). With every type alike, all its program asks of the types is each
-// job's GPU time D_j = s_j·x_j on its set of types T_j, and by Gale's
-// supply–demand theorem such demands fit exactly when Σ_{T_j ⊆ S} D_j ≤
-// N(S) for every set S of types: 2^K − 1 constraints. So t* has a closed
-// form, the minimum over sets and over each job's x_j ≤ 1; and the
-// tie-break, which weighs a job's GPU time by 1/w_j, is solved by filling
-// jobs greedily in decreasing 1/w_j, as on any polymatroid. Jobs of equal
-// weight are filled together, their terms rising as one level until each
-// reaches x_j = 1 or a full set: the leximin among them, so with equal
-// weights gavel.las-agnostic allocates as gavel.water-filling-agnostic
-// does (TestGPUTimeLeximin). Its LP, which finds the same t* and tie-break
-// total (TestGPUTimeMatchesLP), would hand leftover time among tied jobs to
-// whichever its vertex favoured, so a warm start and a cold one differed:
-// 9.37 h and 9.33 h in `dlsched compare --policies gavel.las-agnostic`
-// (seed 0, at commit 7856c55). A decision no longer depends on where an
-// engine started. gavel.water-filling-agnostic is progressive filling: every
-// job rises from 0 as one level, each stopping at x_j = 1 or a full set,
-// which on these constraints is the leximin that its LPs find one level at
-// a time (TestGPUTimeLeximin, with weights).
+// The agnostic variants of LAS, water-filling, makespan and FTF are not
+// solved by LP (unless the cluster has more than 12 types). With every type
+// alike, all their programs ask of the types is each job's GPU time D_j =
+// s_j·x_j on its set of types T_j, and by Gale's supply–demand theorem such
+// demands fit exactly when Σ_{T_j ⊆ S} D_j ≤ N(S) for every set S of types:
+// 2^K − 1 constraints. A max-min program over terms β_j·x_j then has t* in
+// closed form, the minimum over sets and over each job's x_j ≤ 1; and its
+// tie-break, max Σ_j β_j·x_j, which weighs a job's GPU time by β_j/s_j, is
+// solved by filling jobs greedily in decreasing β_j/s_j, as on any
+// polymatroid. Jobs tied in β_j/s_j are filled together, their terms rising
+// as one level until each reaches x_j = 1 or a full set: the leximin among
+// them.
+//
+// In gavel.las-agnostic, β_j/s_j is 1/w_j times a constant, so with equal
+// weights it allocates as gavel.water-filling-agnostic does
+// (TestGPUTimeLeximin). Its LP, which finds the same t* and tie-break
+// total (TestGPUTimeMatchesLP), would hand leftover time among tied jobs
+// to whichever its vertex favoured, so a warm start and a cold one
+// differed: 9.37 h and 9.33 h in `dlsched compare --policies
+// gavel.las-agnostic` (seed 0, at commit 7856c55). A decision no longer
+// depends on where an engine started.
+// gavel.makespan-agnostic's program and each of gavel.ftf-agnostic's have
+// the same form, with terms y_j/R_j and y_j·(ρD_j − t_j)/R_j, and are
+// solved alike (TestGPUTimeMakespanFTF); there β_j/s_j depends on the job's
+// length, so ties are rare. gavel.water-filling-agnostic is progressive
+// filling: every job rises from 0 as one level, each stopping at x_j = 1 or
+// a full set, which on these constraints is the leximin that its LPs find
+// one level at a time (TestGPUTimeLeximin, with weights).
 //
 // A job never gets time on a type where its throughput is zero or whose GPU
 // count is below the job's; Gavel's agnostic LP can give such time, which its

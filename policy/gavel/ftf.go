@@ -3,6 +3,7 @@ package gavel
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/policy"
@@ -71,6 +72,9 @@ type FinishTimeFairness struct {
 	bases *allocation.Warm
 	// State is the isolated-time account, updated by Allocate.
 	State FTFState `json:"state,omitzero"`
+	// byLP solves an agnostic program by LP too: what its structure is
+	// tested against.
+	byLP bool
 }
 
 // FTFState is FinishTimeFairness' memory: per job ID, its isolated-time
@@ -128,6 +132,9 @@ func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (
 		return d, nil
 	}
 	f := newFTFSearch(ctx, prog, active)
+	if p.Agnostic && !p.byLP {
+		f.agnostic(s.Cluster, tput)
+	}
 	best, err := f.run(iso, isoX)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
@@ -157,6 +164,10 @@ type ftfSearch struct {
 	prog   *allocation.Program
 	active []ftfJob
 	y      []allocation.Expr // the active jobs' throughputs, by program index
+	// An agnostic program's throughput per unit of time, by program
+	// index, and its cluster: its LPs are solved by structure.
+	speed   []float64
+	cluster allocation.Cluster
 }
 
 func newFTFSearch(ctx context.Context, prog *allocation.Program, active []ftfJob) *ftfSearch {
@@ -165,6 +176,15 @@ func newFTFSearch(ctx context.Context, prog *allocation.Program, active []ftfJob
 		y[a.j] = prog.Throughput(a.j)
 	}
 	return &ftfSearch{ctx: ctx, prog: prog, active: active, y: y}
+}
+
+// agnostic has the search's LPs solved by structure (agnosticMaxMin):
+// tput is the agnostic program's throughput matrix.
+func (f *ftfSearch) agnostic(c allocation.Cluster, tput [][]float64) {
+	f.cluster, f.speed = c, make([]float64, len(tput))
+	for j, row := range tput {
+		f.speed[j] = slices.Max(row)
+	}
 }
 
 // run returns an allocation at ρ*: the isolated allocation bounds it from
@@ -246,16 +266,23 @@ func (f *ftfSearch) bisect(lo, hi float64, best *allocation.Result) (float64, *a
 // meet ρ at any throughput (ρD_j ≤ t_j).
 func (f *ftfSearch) slack(rho float64, tieBreak bool) (*allocation.Result, error) {
 	terms := make([]allocation.Expr, len(f.active))
+	beta := make([]float64, f.prog.NumJobs())
 	for i, a := range f.active {
 		s := rho*a.isolated - a.age // y_j ≥ R_j/s ⇔ y_j·s/R_j ≥ 1
 		if s <= 0 {
 			return nil, nil
 		}
 		terms[i] = f.y[a.j].Scale(s / a.remaining)
+		if f.speed != nil {
+			beta[a.j] = f.speed[a.j] * s / a.remaining
+		}
 	}
 	var tb allocation.Expr
 	if tieBreak {
 		tb = allocation.Sum(terms...)
+	}
+	if f.speed != nil {
+		return agnosticMaxMin(f.ctx, f.prog, f.cluster, beta, terms, tb)
 	}
 	return f.prog.MaximizeMin(f.ctx, terms, tb)
 }

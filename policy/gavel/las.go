@@ -151,13 +151,8 @@ func (p *MaxMinFairness) build(c allocation.Cluster, jobs []*policy.Job, classed
 // if agnostic (an agnostic term is scale_j times the row's time; see
 // gpuTime) unless that does not apply, else by LP.
 func (m *maxMin) maximizeMin(ctx context.Context, c allocation.Cluster, agnostic bool) (*allocation.Result, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	if agnostic {
-		if res, ok := m.exact(c); ok {
-			return res, nil
-		}
+		return agnosticMaxMin(ctx, m.prog, c, m.scale, m.terms, m.total)
 	}
 	return m.prog.MaximizeMin(ctx, m.terms, m.total)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/policy"
@@ -51,6 +52,9 @@ type Makespan struct {
 	// equal a cold start's within CLP's tolerance, not bit for bit.
 	Warm  bool `json:"warm,omitempty"`
 	bases *allocation.Warm
+	// byLP solves an agnostic program by LP too: what its structure is
+	// tested against.
+	byLP bool
 }
 
 // Name returns "gavel.makespan", "gavel.makespan-agnostic" or
@@ -75,7 +79,7 @@ func (p *Makespan) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.De
 	if err != nil {
 		return nil, err
 	}
-	prog, ids, _ := newProgram(s.Cluster, jobs, p.Solver, warmBases(p.Warm, &p.bases), bestIfAgnostic(p.Agnostic), pp...)
+	prog, ids, tput := newProgram(s.Cluster, jobs, p.Solver, warmBases(p.Warm, &p.bases), bestIfAgnostic(p.Agnostic), pp...)
 	// The terms are y_j·T/R_j, T the longest time alone, so that u* is near
 	// 1 whatever the units: at R/y of 10¹⁸ s, y_j/R_j fell below CLP's
 	// tolerances and u* came back 0.
@@ -90,9 +94,11 @@ func (p *Makespan) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.De
 		}
 	}
 	var terms []allocation.Expr
+	beta := make([]float64, len(jobs)) // an agnostic term per unit of time
 	for j, job := range jobs {
 		if remaining := job.StepsTotal - job.StepsDone; remaining > 0 {
 			terms = append(terms, prog.Throughput(j).Div(remaining/longest))
+			beta[j] = slices.Max(tput[j]) / (remaining / longest)
 		}
 	}
 	d := &policy.Decision{Policy: p.Name(), Unscheduled: out, Warnings: warnings}
@@ -104,7 +110,12 @@ func (p *Makespan) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.De
 		d.Allocation = prog.Allocation(ids, &allocation.Result{X: zero})
 		return d, nil
 	}
-	res, err := prog.MaximizeMin(ctx, terms, allocation.Sum(terms...))
+	var res *allocation.Result
+	if p.Agnostic && !p.byLP {
+		res, err = agnosticMaxMin(ctx, prog, s.Cluster, beta, terms, allocation.Sum(terms...))
+	} else {
+		res, err = prog.MaximizeMin(ctx, terms, allocation.Sum(terms...))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}

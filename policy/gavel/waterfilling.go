@@ -99,7 +99,7 @@ func (m *maxMin) leximin(ctx context.Context, c allocation.Cluster, agnostic boo
 		return 0, nil, err
 	}
 	if agnostic {
-		if res, ok := m.structured(c, (*gpuTime).leximin); ok {
+		if res, ok := structured(m.prog, c, m.scale, (*gpuTime).leximin); ok {
 			return res.Objective, res, nil
 		}
 	}
