@@ -31,9 +31,9 @@ const exactTypes = 12
 //     and the demands that fit form a polymatroid, so filling rows greedily
 //     in decreasing β_j/s_j, each as far as it fits, is optimal.
 //
-// Rows tied in β_j/s_j (all of them when weights are equal) are filled
-// together, their terms rising as one level until a row reaches x_j = 1 or
-// a set of types is full: the leximin among them. An LP would instead pick
+// Rows tied in β_j/s_j (in gavel.las-agnostic, rows of equal weight) are
+// filled together, their terms rising as one level until a row reaches
+// x_j = 1 or a set of types is full: the leximin among them. An LP would instead pick
 // whichever optimal vertex its start led to, so warm and cold decisions
 // differed; this fill depends on the program alone.
 type gpuTime struct {

@@ -132,8 +132,8 @@
 // interior-point solver approaches the equal split, the centre of the optimal
 // face. Gavel's generator draws its jobs from about 150 (template, scale
 // factor, priority) classes, so the program no longer grows with the jobs: a
-// whole gavel.las decision on 2048 generated jobs takes 6.35 ms instead of
-// 78.6 ms with a row per job, and on 20,000 jobs 69 ms (BenchmarkGenerated,
+// whole gavel.las decision on 2048 generated jobs takes 6.42 ms instead of
+// 77.7 ms with a row per job, and on 20,000 jobs 75.2 ms (BenchmarkGenerated,
 // docs/performance.md).
 //
 // An agnostic program sees every type alike, so its optimum fixes only each
