@@ -316,17 +316,19 @@ type ftfJob struct {
 func isolated(c allocation.Cluster, prog *allocation.Program, tput [][]float64) ([]float64, [][]float64) {
 	n := float64(prog.NumJobs())
 	var total float64
-	for _, t := range prog.Types() {
-		total += float64(c.GPUs(t))
+	gpus := make([]float64, len(prog.Types())) // Cluster.GPUs scans every server
+	for k, t := range prog.Types() {
+		gpus[k] = float64(c.GPUs(t))
+		total += gpus[k]
 	}
 	iso := make([]float64, prog.NumJobs())
 	x := zeros(prog.NumJobs(), len(prog.Types()))
 	for j := range iso {
 		s := float64(prog.GPUs(j))
 		norm := max(1, total/(n*s))
-		for k, t := range prog.Types() {
+		for k := range prog.Types() {
 			if prog.Allowed(j, k) {
-				x[j][k] = float64(c.GPUs(t)) / (n * s) / norm
+				x[j][k] = gpus[k] / (n * s) / norm
 				iso[j] += tput[j][k] * x[j][k]
 			}
 		}

@@ -291,17 +291,6 @@ func usable(j *policy.Job, t allocation.Accelerator) bool {
 	return len(j.Throughput) == 0 || j.Throughput[t] > 0
 }
 
-// maxOnType returns the most GPUs job j can get on one accelerator type.
-func maxOnType(c allocation.Cluster, j *policy.Job) int {
-	best := 0
-	for _, t := range c.Types() {
-		if usable(j, t) {
-			best = max(best, c.GPUs(t))
-		}
-	}
-	return best
-}
-
 // grant gives job j k GPUs of type t at place.
 func grant(d *policy.Decision, j *policy.Job, k int, t allocation.Accelerator, place []allocation.Assignment) {
 	g := allocation.Grant{GPUs: k, GPUsPerWorker: j.GPUsPerWorker, Shares: map[allocation.Accelerator]float64{t: 1}}

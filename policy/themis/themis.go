@@ -196,6 +196,10 @@ func estimate(s *policy.Snapshot, out map[string]string) []*job {
 	}
 	contention := math.Max(1, float64(n)/float64(max(s.Cluster.TotalGPUs(), 1)))
 	now := s.Now.Seconds()
+	gpus := make(map[allocation.Accelerator]int) // Cluster.GPUs scans every server
+	for _, t := range s.Cluster.Types() {
+		gpus[t] = s.Cluster.GPUs(t)
+	}
 	jobs := make([]*job, 0, n)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
@@ -209,8 +213,8 @@ func estimate(s *policy.Snapshot, out map[string]string) []*job {
 			left := math.Max(j.StepsTotal-j.StepsDone, 0) / best * contention
 			jb.rho = (math.Max(now-j.Arrival.Seconds(), 0) + left) / alone
 		}
-		for _, t := range s.Cluster.Types() {
-			if j.Throughput[t] > 0 && s.Cluster.GPUs(t) >= j.GPUs {
+		for t, n := range gpus {
+			if j.Throughput[t] > 0 && n >= j.GPUs {
 				jb.speed[t] = j.Throughput[t]
 			}
 		}
