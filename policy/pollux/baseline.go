@@ -68,8 +68,10 @@ func (o *Optimus) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Dec
 	}
 	// Each job runs on one accelerator type, chosen when it is admitted:
 	// the usable type with the most free GPUs.
+	// Cluster.Types, GPUs and TotalGPUs scan every server: once per call.
+	types, total := s.Cluster.Types(), s.Cluster.TotalGPUs()
 	free := make(map[allocation.Accelerator]int)
-	for _, t := range s.Cluster.Types() {
+	for _, t := range types {
 		free[t] = s.Cluster.GPUs(t)
 	}
 	gpus := make([]int, len(jobs))
@@ -83,10 +85,10 @@ func (o *Optimus) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.Dec
 			if e.MaxGPUs > 0 {
 				hi[i] = min(hi[i], e.MaxGPUs)
 			}
-			hi[i] = min(hi[i], s.Cluster.TotalGPUs())
+			hi[i] = min(hi[i], total)
 			hi[i] = max(hi[i]-hi[i]%j.Worker(), lo[i])
 		}
-		for _, t := range s.Cluster.Types() {
+		for _, t := range types {
 			if usable(j, t) && free[t] >= lo[i] && (typ[i] == "" || free[t] > free[typ[i]]) {
 				typ[i] = t
 			}
@@ -238,6 +240,7 @@ func screen(s *policy.Snapshot, least func(*policy.Job) int) (*policy.Snapshot, 
 	}
 	var never map[string]bool
 	census := policy.NewCensus(s.Cluster)
+	types := s.Cluster.Types()
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if j.Elastic == nil {
@@ -247,7 +250,7 @@ func screen(s *policy.Snapshot, least func(*policy.Job) int) (*policy.Snapshot, 
 		c.GPUs = least(j)
 		if len(c.Throughput) == 0 {
 			c.Throughput = make(map[allocation.Accelerator]float64)
-			for _, t := range s.Cluster.Types() {
+			for _, t := range types {
 				c.Throughput[t] = 1
 			}
 		}
