@@ -14,6 +14,10 @@ import (
 // this the LP does.
 const exactTypes = 12
 
+// byStructure is the Engine of a Result that gpuTime solved; its time is
+// split across types already.
+const byStructure = "structure"
+
 // gpuTime is an agnostic max-min program seen through its structure. Row
 // j's term is β_j·x_j, with x_j = Σ_k X_jk its time, and all the program
 // asks of the types is each row's GPU time D_j = n_j s_j x_j (n_j jobs of
@@ -286,7 +290,7 @@ func structured(prog *allocation.Program, c allocation.Cluster, beta []float64, 
 		return nil, false
 	}
 	x, level := solve(g)
-	res := &allocation.Result{Objective: level, X: zeros(len(x), g.k), Engine: "structure"}
+	res := &allocation.Result{Objective: level, X: zeros(len(x), g.k), Engine: byStructure}
 	for j, v := range x {
 		if k := firstBit(g.mask[j]); k >= 0 {
 			res.X[j][k] = v

@@ -14,9 +14,10 @@ const (
 )
 
 // allocationOf returns res as an Allocation. An agnostic program's rows are
-// split across types by proportionalSplit first (which rewrites res.X).
+// split across types by proportionalSplit first (which rewrites res.X),
+// unless its structure solved it (see structured).
 func allocationOf(prog *allocation.Program, ids []string, c allocation.Cluster, res *allocation.Result, agnostic bool) allocation.Allocation {
-	if agnostic {
+	if agnostic && res.Engine != byStructure {
 		proportionalSplit(prog, c, res.X)
 	}
 	return prog.Allocation(ids, res)
