@@ -24,27 +24,48 @@ func BenchmarkLAS(b *testing.B) {
 		for _, n := range []int{32, 128, 512, 2048} {
 			s := randomSnapshot(rand.New(rand.NewPCG(uint64(n), 7)), n, 3, n/4)
 			b.Run(fmt.Sprintf("%s/jobs=%d", solver, n), func(b *testing.B) {
-				p := &MaxMinFairness{Solver: solver}
-				var build, solve, extract time.Duration
-				for b.Loop() {
-					t0 := time.Now()
-					m := p.program(s.Cluster, sortedJobs(s.Jobs))
-					t1 := time.Now()
-					res, err := m.prog.MaximizeMin(context.Background(), m.terms, m.total)
-					if err != nil {
-						b.Fatal(err)
-					}
-					t2 := time.Now()
-					_ = m.allocation(s.Cluster, res, false)
-					build, solve, extract = build+t1.Sub(t0), solve+t2.Sub(t1), extract+time.Since(t2)
-				}
-				ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 / float64(b.N) }
-				b.ReportMetric(ms(build), "build-ms")
-				b.ReportMetric(ms(solve), "solve-ms")
-				b.ReportMetric(ms(extract), "extract-ms")
+				benchLAS(b, &MaxMinFairness{Solver: solver}, s)
 			})
 		}
 	}
+}
+
+// BenchmarkLASEqualWeights is BenchmarkLAS with the default engine and
+// every weight equal, where BenchmarkLAS gives one job in five a weight of
+// 2 to 4. Nearly every job is then held at t*, a degenerate LP that takes
+// the simplex far longer to solve.
+func BenchmarkLASEqualWeights(b *testing.B) {
+	for _, n := range []int{128, 512, 2048} {
+		s := randomSnapshot(rand.New(rand.NewPCG(uint64(n), 7)), n, 3, n/4)
+		for j := range s.Jobs {
+			s.Jobs[j].Weight = 0
+		}
+		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
+			benchLAS(b, &MaxMinFairness{}, s)
+		})
+	}
+}
+
+// benchLAS times p's program on s, built, solved and extracted, and
+// reports each part's time.
+func benchLAS(b *testing.B, p *MaxMinFairness, s *policy.Snapshot) {
+	var build, solve, extract time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		m := p.program(s.Cluster, sortedJobs(s.Jobs))
+		t1 := time.Now()
+		res, err := m.prog.MaximizeMin(context.Background(), m.terms, m.total)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		_ = m.allocation(s.Cluster, res, false)
+		build, solve, extract = build+t1.Sub(t0), solve+t2.Sub(t1), extract+time.Since(t2)
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 / float64(b.N) }
+	b.ReportMetric(ms(build), "build-ms")
+	b.ReportMetric(ms(solve), "solve-ms")
+	b.ReportMetric(ms(extract), "extract-ms")
 }
 
 // BenchmarkPolicy times each Gavel policy's Allocate on BenchmarkLAS's
