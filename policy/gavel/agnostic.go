@@ -61,18 +61,9 @@ func newGPUTime(prog *allocation.Program, c allocation.Cluster, beta []float64) 
 	if len(types) > exactTypes {
 		return nil, false
 	}
-	g := &gpuTime{k: len(types), mask: make([]int, len(beta)), beta: beta,
-		gpus: make([]float64, len(beta)), worth: make([]float64, len(beta)), cap: make([]float64, 1<<len(types))}
-	for k, t := range types {
-		g.cap[1<<k] = float64(c.GPUs(t))
-	}
-	g.cap = subsetSums(g.cap, g.k)
+	g := &gpuTime{k: len(types), mask: typeSets(prog), beta: beta,
+		gpus: make([]float64, len(beta)), worth: make([]float64, len(beta)), cap: setGPUs(typeGPUs(prog, c))}
 	for j := range beta {
-		for k := range types {
-			if prog.Allowed(j, k) {
-				g.mask[j] |= 1 << k
-			}
-		}
 		g.gpus[j] = float64(prog.Count(j) * prog.GPUs(j))
 		g.worth[j] = beta[j] / float64(prog.GPUs(j))
 		switch {
@@ -85,6 +76,38 @@ func newGPUTime(prog *allocation.Program, c allocation.Cluster, beta []float64) 
 		}
 	}
 	return g, true
+}
+
+// typeGPUs returns the GPUs of each of prog's types in c. Cluster.GPUs
+// scans every server, so a decision calls this once, not per job.
+func typeGPUs(prog *allocation.Program, c allocation.Cluster) []float64 {
+	gpus := make([]float64, len(prog.Types()))
+	for k, t := range prog.Types() {
+		gpus[k] = float64(c.GPUs(t))
+	}
+	return gpus
+}
+
+// typeSets returns each row's types as bits over prog.Types().
+func typeSets(prog *allocation.Program) []int {
+	masks := make([]int, prog.NumJobs())
+	for j := range masks {
+		for k := range prog.Types() {
+			if prog.Allowed(j, k) {
+				masks[j] |= 1 << k
+			}
+		}
+	}
+	return masks
+}
+
+// setGPUs returns N(S), the GPUs of every set S of types, from each type's.
+func setGPUs(gpus []float64) []float64 {
+	n := make([]float64, 1<<len(gpus))
+	for k, g := range gpus {
+		n[1<<k] = g
+	}
+	return subsetSums(n, len(gpus))
 }
 
 // subsetSums returns, for every set S of k types, the sum of v over the

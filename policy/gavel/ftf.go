@@ -315,12 +315,8 @@ type ftfJob struct {
 // T^iso_j = Σ_k T_jk X^iso_jk.
 func isolated(c allocation.Cluster, prog *allocation.Program, tput [][]float64) ([]float64, [][]float64) {
 	n := float64(prog.NumJobs())
-	var total float64
-	gpus := make([]float64, len(prog.Types())) // Cluster.GPUs scans every server
-	for k, t := range prog.Types() {
-		gpus[k] = float64(c.GPUs(t))
-		total += gpus[k]
-	}
+	gpus := typeGPUs(prog, c)
+	total := sum(gpus)
 	iso := make([]float64, prog.NumJobs())
 	x := zeros(prog.NumJobs(), len(prog.Types()))
 	for j := range iso {

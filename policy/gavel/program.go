@@ -236,19 +236,14 @@ func normalized(c allocation.Cluster, jobs []*policy.Job, agnostic bool, solver 
 		return 1
 	}
 	prog, ids, tput, cl := newRows(c, jobs, solver, warm, seen, classed, pairs...)
-	types := c.Types()
-	capacity := make([]float64, len(types))
-	var total float64
-	for k, t := range types {
-		capacity[k] = float64(c.GPUs(t))
-		total += capacity[k]
-	}
+	capacity := typeGPUs(prog, c)
+	total := sum(capacity)
 	z := make([]allocation.Expr, len(tput))
 	for j := range tput {
 		prop := 1.0
 		if !agnostic {
 			prop = 0
-			for k := range types {
+			for k := range capacity {
 				prop += tput[j][k] * capacity[k] / total
 			}
 		}

@@ -43,10 +43,7 @@ func allocationOf(prog *allocation.Program, ids []string, c allocation.Cluster, 
 // offFullSets). If no split within fitRounds rounds fits every type to
 // within fitOverload, x stays as it was and proportionalSplit reports false.
 func proportionalSplit(prog *allocation.Program, c allocation.Cluster, x [][]float64) bool {
-	capacity := make([]float64, len(prog.Types()))
-	for k, t := range prog.Types() {
-		capacity[k] = float64(c.GPUs(t))
-	}
+	capacity := typeGPUs(prog, c)
 	if fit(prog, x, capacity, prog.Allowed) {
 		return true
 	}
@@ -96,20 +93,11 @@ func offFullSets(prog *allocation.Program, x [][]float64, capacity []float64) (f
 	if nk > exactTypes {
 		return nil, false
 	}
-	masks := make([]int, len(x))
-	used, room := make([]float64, 1<<nk), make([]float64, 1<<nk)
-	for k, n := range capacity {
-		room[1<<k] = n
-	}
+	masks, used := typeSets(prog), make([]float64, 1<<nk)
 	for j, row := range x {
-		for k := range nk {
-			if prog.Allowed(j, k) {
-				masks[j] |= 1 << k
-			}
-		}
 		used[masks[j]] += float64(prog.Count(j)*prog.GPUs(j)) * sum(row)
 	}
-	used, room = subsetSums(used, nk), subsetSums(room, nk)
+	used, room := subsetSums(used, nk), setGPUs(capacity)
 	keep := make([]int, len(x))
 	for j, m := range masks {
 		keep[j] = m
