@@ -611,29 +611,33 @@ const ShareQuantum = 1e-8
 // twice): two engines that find the same optimum then give equal shares bit
 // for bit, so that the round mechanism, which breaks ties by share, decides
 // the same whichever engine solved the program. Rounding moves a type's
-// load by at most 5e-9 GPUs per job, inside Tolerance.
+// load by at most 5e-9 GPUs per job, inside Tolerance. It never lifts a
+// job's time above 1: where the rounded shares of a job that runs all the
+// time (three of about 1/3, say) would sum to more than 1/ShareQuantum
+// quanta, the excess comes off the job's largest share.
 func (p *Program) Allocation(ids []string, r *Result) Allocation {
+	q := p.quanta(r)
 	a := make(Allocation, len(ids))
-	shares := func(row []float64) map[Accelerator]float64 {
+	shares := func(row []int64) map[Accelerator]float64 {
 		var m map[Accelerator]float64
 		for k, t := range p.types {
-			if row[k] >= Tolerance {
+			if row[k] > 0 {
 				if m == nil {
 					m = make(map[Accelerator]float64)
 				}
-				m[t] = math.Round(row[k]/ShareQuantum) * ShareQuantum
+				m[t] = float64(row[k]) * ShareQuantum
 			}
 		}
 		return m
 	}
 	for j, id := range ids {
-		a[id] = Grant{GPUs: p.gpus[j], Shares: shares(r.X[j])}
+		a[id] = Grant{GPUs: p.gpus[j], Shares: shares(q.x[j])}
 	}
 	for c, pr := range p.pairs {
-		if c >= len(r.Pairs) {
+		if c >= len(q.pairs) {
 			break
 		}
-		m := shares(r.Pairs[c])
+		m := shares(q.pairs[c])
 		if m == nil {
 			continue
 		}
@@ -647,6 +651,58 @@ func (p *Program) Allocation(ids []string, r *Result) Allocation {
 		}
 	}
 	return a
+}
+
+// quantized holds a result's kept shares in quanta of ShareQuantum: x per
+// job and type, pairs per pair and type.
+type quantized struct{ x, pairs [][]int64 }
+
+// quanta rounds r's shares to whole quanta, zero below Tolerance, and takes
+// any excess over a whole round off each job's largest share, alone or in a
+// pair (the first in type order, then pair order, among equals). A kept
+// share is at least 100 quanta and the excess at most half a quantum per
+// share, so the largest always covers it.
+func (p *Program) quanta(r *Result) quantized {
+	round := func(rows [][]float64, n int) [][]int64 {
+		out := make([][]int64, n)
+		for i := range out {
+			out[i] = make([]int64, len(p.types))
+			if i >= len(rows) {
+				continue
+			}
+			for k, v := range rows[i] {
+				if v >= Tolerance {
+					out[i][k] = int64(math.Round(v / ShareQuantum))
+				}
+			}
+		}
+		return out
+	}
+	q := quantized{x: round(r.X, len(r.X)), pairs: round(r.Pairs, min(len(r.Pairs), len(p.pairs)))}
+	const whole = int64(1 / ShareQuantum)
+	for j := range q.x {
+		total, largest := int64(0), (*int64)(nil)
+		visit := func(row []int64) {
+			for k := range row {
+				total += row[k]
+				if largest == nil || row[k] > *largest {
+					largest = &row[k]
+				}
+			}
+		}
+		visit(q.x[j])
+		if j < len(p.partners) {
+			for _, c := range p.partners[j] {
+				if c < len(q.pairs) {
+					visit(q.pairs[c])
+				}
+			}
+		}
+		if total > whole {
+			*largest -= total - whole
+		}
+	}
+	return q
 }
 
 // MarshalText encodes the solver by name, so configurations can say

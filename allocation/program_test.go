@@ -536,6 +536,79 @@ func TestProgramAllocationDropsNoise(t *testing.T) {
 	}
 }
 
+// Rounding to ShareQuantum never lifts a job's time above a whole round:
+// three shares that each round up lose the excess from the largest, and a
+// job whose largest share is one it shares gives it up there (its
+// partner's time only falls).
+func TestProgramAllocationWholeRound(t *testing.T) {
+	c := allocation.Cluster{Servers: []allocation.Server{
+		{ID: "a-0", Accelerator: "a", GPUs: 1}, {ID: "b-0", Accelerator: "b", GPUs: 1}, {ID: "c-0", Accelerator: "c", GPUs: 1},
+	}}
+	ones := []float64{1, 1, 1}
+	p := allocation.NewProgram(c, []int{1, 1, 1}, [][]float64{ones, ones, ones},
+		allocation.Pair{A: 1, B: 2, ThroughputA: ones, ThroughputB: ones})
+	res := &allocation.Result{
+		X: [][]float64{
+			{0.400000006, 0.300000006, 0.299999988}, // 40000001 + 30000001 + 29999999 quanta
+			{0.100000006, 0, 0},
+			{0, 0, 0.099999994},
+		},
+		Pairs: [][]float64{{0, 0.450000006, 0.450000006}},
+	}
+	a := p.Allocation([]string{"x", "y", "z"}, res)
+	both := shares{"b": 0.44999998, "c": 0.45000001}
+	want := allocation.Allocation{
+		"x": {GPUs: 1, Shares: shares{"a": 0.4, "b": 0.30000001, "c": 0.29999999}},
+		"y": {GPUs: 1, Shares: shares{"a": 0.10000001}, Pairs: pair("z", both)},
+		"z": {GPUs: 1, Shares: shares{"c": 0.09999999}, Pairs: pair("y", both)},
+	}
+	if diff := cmp.Diff(want, a, cmpopts.EquateApprox(0, 1e-15)); diff != "" {
+		t.Errorf("Allocation mismatch (-want +got):\n%s", diff)
+	}
+	// Random jobs of time 1: x over three types, y over two and a pair.
+	rng := rand.New(rand.NewPCG(7, 7))
+	whole := func(w []float64) []float64 {
+		sum := 0.0
+		for i := range w {
+			w[i] = rng.Float64()
+			sum += w[i]
+		}
+		for i := range w {
+			w[i] /= sum
+		}
+		return w
+	}
+	quanta := func(ms ...map[allocation.Accelerator]float64) int64 {
+		n := int64(0)
+		for _, m := range ms {
+			for _, v := range m {
+				n += int64(math.Round(v / allocation.ShareQuantum))
+			}
+		}
+		return n
+	}
+	over := 0
+	for range 2000 {
+		x, y := whole(make([]float64, 3)), whole(make([]float64, 3))
+		r := &allocation.Result{X: [][]float64{x, {y[0], y[1], 0}, {0, 0, 0}}, Pairs: [][]float64{{0, 0, y[2]}}}
+		a := p.Allocation([]string{"x", "y", "z"}, r)
+		if n := quanta(a["x"].Shares); n > 1e8 {
+			t.Fatalf("job x's shares from %v: %d quanta, more than a whole round", x, n)
+		} else if n < 1e8-1 {
+			t.Fatalf("job x's shares from %v: %d quanta, more than one lost", x, n)
+		}
+		if n := quanta(a["y"].Shares, a["y"].Pairs["z"]); n > 1e8 {
+			t.Fatalf("job y's shares from %v: %d quanta, more than a whole round", y, n)
+		}
+		if math.Round(x[0]/allocation.ShareQuantum)+math.Round(x[1]/allocation.ShareQuantum)+math.Round(x[2]/allocation.ShareQuantum) > 1e8 {
+			over++
+		}
+	}
+	if over == 0 {
+		t.Error("no random job's shares rounded above a whole round: the test checks nothing")
+	}
+}
+
 func TestSolverText(t *testing.T) {
 	tests := []struct {
 		s    allocation.Solver
