@@ -618,14 +618,14 @@ const ShareQuantum = 1e-8
 func (p *Program) Allocation(ids []string, r *Result) Allocation {
 	q := p.quanta(r)
 	a := make(Allocation, len(ids))
-	shares := func(row []int64) map[Accelerator]float64 {
+	shares := func(row []float64) map[Accelerator]float64 {
 		var m map[Accelerator]float64
 		for k, t := range p.types {
 			if row[k] > 0 {
 				if m == nil {
 					m = make(map[Accelerator]float64)
 				}
-				m[t] = float64(row[k]) * ShareQuantum
+				m[t] = row[k] * ShareQuantum
 			}
 		}
 		return m
@@ -654,8 +654,9 @@ func (p *Program) Allocation(ids []string, r *Result) Allocation {
 }
 
 // quantized holds a result's kept shares in quanta of ShareQuantum: x per
-// job and type, pairs per pair and type.
-type quantized struct{ x, pairs [][]int64 }
+// job and type, pairs per pair and type. Quanta are whole numbers held as
+// float64, exact far beyond a round's 10⁸.
+type quantized struct{ x, pairs [][]float64 }
 
 // quanta rounds r's shares to whole quanta, zero below Tolerance, and takes
 // any excess over a whole round off each job's largest share, alone or in a
@@ -663,26 +664,23 @@ type quantized struct{ x, pairs [][]int64 }
 // share is at least 100 quanta and the excess at most half a quantum per
 // share, so the largest always covers it.
 func (p *Program) quanta(r *Result) quantized {
-	round := func(rows [][]float64, n int) [][]int64 {
-		out := make([][]int64, n)
+	round := func(rows [][]float64, n int) [][]float64 {
+		out := make([][]float64, n)
 		for i := range out {
-			out[i] = make([]int64, len(p.types))
-			if i >= len(rows) {
-				continue
-			}
-			for k, v := range rows[i] {
-				if v >= Tolerance {
-					out[i][k] = int64(math.Round(v / ShareQuantum))
+			out[i] = make([]float64, len(p.types))
+			for k := range out[i] {
+				if i < len(rows) && k < len(rows[i]) && rows[i][k] >= Tolerance {
+					out[i][k] = math.Round(rows[i][k] / ShareQuantum)
 				}
 			}
 		}
 		return out
 	}
 	q := quantized{x: round(r.X, len(r.X)), pairs: round(r.Pairs, min(len(r.Pairs), len(p.pairs)))}
-	const whole = int64(1 / ShareQuantum)
+	const whole = 1 / ShareQuantum
 	for j := range q.x {
-		total, largest := int64(0), (*int64)(nil)
-		visit := func(row []int64) {
+		total, largest := 0.0, (*float64)(nil)
+		visit := func(row []float64) {
 			for k := range row {
 				total += row[k]
 				if largest == nil || row[k] > *largest {
