@@ -267,6 +267,9 @@ func newProgram(c Cluster, gpus, count []int, tput [][]float64, pairs []Pair) *P
 	return p
 }
 
+// Capacity returns each type's GPUs, in the column order of X.
+func (p *Program) Capacity() []float64 { return slices.Clone(p.capacity) }
+
 // Types returns the accelerator types, in the column order of X.
 func (p *Program) Types() []Accelerator { return p.types }
 

@@ -609,6 +609,19 @@ func TestProgramAllocationWholeRound(t *testing.T) {
 	}
 }
 
+// Capacity is each type's GPUs in column order, and a copy.
+func TestProgramCapacity(t *testing.T) {
+	p := gavelProgram(allocation.PureGo)
+	got := p.Capacity()
+	if want := []float64{2, 1}; !slices.Equal(got, want) { // k80, v100
+		t.Fatalf("Capacity() = %v, want %v", got, want)
+	}
+	got[0] = 99
+	if p.Capacity()[0] != 2 {
+		t.Error("Capacity() shares the program's own slice")
+	}
+}
+
 func TestSolverText(t *testing.T) {
 	tests := []struct {
 		s    allocation.Solver

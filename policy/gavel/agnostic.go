@@ -56,13 +56,13 @@ type gpuTime struct {
 // pairs whose row j has the term beta[j]·x_j, or none where beta[j] is 0
 // (such a row gets no time). It reports false where the closed forms do not
 // apply: too many types, or a term that is not positive and finite per GPU.
-func newGPUTime(prog *allocation.Program, c allocation.Cluster, beta []float64) (*gpuTime, bool) {
+func newGPUTime(prog *allocation.Program, beta []float64) (*gpuTime, bool) {
 	types := prog.Types()
 	if len(types) > exactTypes {
 		return nil, false
 	}
 	g := &gpuTime{k: len(types), mask: typeSets(prog), beta: beta,
-		gpus: make([]float64, len(beta)), worth: make([]float64, len(beta)), cap: setGPUs(typeGPUs(prog, c))}
+		gpus: make([]float64, len(beta)), worth: make([]float64, len(beta)), cap: setGPUs(prog.Capacity())}
 	for j := range beta {
 		g.gpus[j] = float64(prog.Count(j) * prog.GPUs(j))
 		g.worth[j] = beta[j] / float64(prog.GPUs(j))
@@ -76,16 +76,6 @@ func newGPUTime(prog *allocation.Program, c allocation.Cluster, beta []float64) 
 		}
 	}
 	return g, true
-}
-
-// typeGPUs returns the GPUs of each of prog's types in c. Cluster.GPUs
-// scans every server, so a decision calls this once, not per job.
-func typeGPUs(prog *allocation.Program, c allocation.Cluster) []float64 {
-	gpus := make([]float64, len(prog.Types()))
-	for k, t := range prog.Types() {
-		gpus[k] = float64(c.GPUs(t))
-	}
-	return gpus
 }
 
 // typeSets returns each row's types as bits over prog.Types().
@@ -288,12 +278,12 @@ func (g *gpuTime) full(used, rate []float64, step float64) func(mask int) bool {
 // terms, each counted once per member of its row. It is solved by structure
 // (gpuTime), which fills leftover time even when tieBreak is empty; where
 // that does not apply, by LP.
-func agnosticMaxMin(ctx context.Context, prog *allocation.Program, c allocation.Cluster, beta []float64,
+func agnosticMaxMin(ctx context.Context, prog *allocation.Program, beta []float64,
 	terms []allocation.Expr, tieBreak allocation.Expr) (*allocation.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res, ok := structured(prog, c, beta, func(g *gpuTime) ([]float64, float64) {
+	res, ok := structured(prog, beta, func(g *gpuTime) ([]float64, float64) {
 		t := g.maxMin()
 		return g.fill(t), t
 	})
@@ -307,8 +297,8 @@ func agnosticMaxMin(ctx context.Context, prog *allocation.Program, c allocation.
 // prog and beta (see newGPUTime), with the level solve reports as its
 // Objective, and reports whether the structure applied. The time is split
 // across types by proportionalSplit; should that not fit, it reports false.
-func structured(prog *allocation.Program, c allocation.Cluster, beta []float64, solve func(*gpuTime) ([]float64, float64)) (*allocation.Result, bool) {
-	g, ok := newGPUTime(prog, c, beta)
+func structured(prog *allocation.Program, beta []float64, solve func(*gpuTime) ([]float64, float64)) (*allocation.Result, bool) {
+	g, ok := newGPUTime(prog, beta)
 	if !ok {
 		return nil, false
 	}
@@ -319,7 +309,7 @@ func structured(prog *allocation.Program, c allocation.Cluster, beta []float64, 
 			res.X[j][k] = v
 		}
 	}
-	if !proportionalSplit(prog, c, res.X) {
+	if !proportionalSplit(prog, res.X) {
 		return nil, false
 	}
 	return res, true

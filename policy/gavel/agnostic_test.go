@@ -169,12 +169,12 @@ func TestGPUTimeTooManyTypes(t *testing.T) {
 		tput[0] = append(tput[0], 1)
 	}
 	prog := allocation.NewProgram(c, []int{1}, tput)
-	if _, ok := newGPUTime(prog, c, []float64{1}); ok {
+	if _, ok := newGPUTime(prog, []float64{1}); ok {
 		t.Errorf("%d types: solved by structure, want the LP", exactTypes+1)
 	}
 	prog = allocation.NewProgram(oneType(1), []int{1}, [][]float64{{1}})
 	for _, beta := range []float64{-1, math.NaN(), math.SmallestNonzeroFloat64} {
-		if _, ok := newGPUTime(prog, oneType(1), []float64{beta}); ok {
+		if _, ok := newGPUTime(prog, []float64{beta}); ok {
 			t.Errorf("a term of %v per unit of time: solved by structure, want the LP", beta)
 		}
 	}

@@ -59,7 +59,7 @@ func benchLAS(b *testing.B, p *MaxMinFairness, s *policy.Snapshot) {
 			b.Fatal(err)
 		}
 		t2 := time.Now()
-		_ = m.allocation(s.Cluster, res, false)
+		_ = m.allocation(res, false)
 		build, solve, extract = build+t1.Sub(t0), solve+t2.Sub(t1), extract+time.Since(t2)
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 / float64(b.N) }

@@ -119,7 +119,7 @@ func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (
 	// The search's LPs differ only in their coefficients: each starts from
 	// the last one's bases.
 	prog, ids, tput := newProgram(s.Cluster, jobs, p.Solver, chainBases(p.Warm, &p.bases), bestIfAgnostic(p.Agnostic), pp...)
-	iso, isoX := isolated(s.Cluster, prog, tput)
+	iso, isoX := isolated(prog, tput)
 	p.account(jobs, iso, out)
 	if len(jobs) == 0 {
 		return empty(p.Name(), out, nil)
@@ -133,13 +133,13 @@ func (p *FinishTimeFairness) Allocate(ctx context.Context, s *policy.Snapshot) (
 	}
 	f := newFTFSearch(ctx, prog, active)
 	if p.Agnostic && !p.byLP {
-		f.agnostic(s.Cluster, tput)
+		f.agnostic(tput)
 	}
 	best, err := f.run(iso, isoX)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}
-	d.Allocation = allocationOf(prog, ids, s.Cluster, best, p.Agnostic)
+	d.Allocation = allocationOf(prog, ids, best, p.Agnostic)
 	d.Objective = f.ratio(best)
 	return d, nil
 }
@@ -165,9 +165,8 @@ type ftfSearch struct {
 	active []ftfJob
 	y      []allocation.Expr // the active jobs' throughputs, by program index
 	// An agnostic program's throughput per unit of time, by program
-	// index, and its cluster: its LPs are solved by structure.
-	speed   []float64
-	cluster allocation.Cluster
+	// index: its LPs are solved by structure.
+	speed []float64
 }
 
 func newFTFSearch(ctx context.Context, prog *allocation.Program, active []ftfJob) *ftfSearch {
@@ -180,8 +179,8 @@ func newFTFSearch(ctx context.Context, prog *allocation.Program, active []ftfJob
 
 // agnostic has the search's LPs solved by structure (agnosticMaxMin):
 // tput is the agnostic program's throughput matrix.
-func (f *ftfSearch) agnostic(c allocation.Cluster, tput [][]float64) {
-	f.cluster, f.speed = c, make([]float64, len(tput))
+func (f *ftfSearch) agnostic(tput [][]float64) {
+	f.speed = make([]float64, len(tput))
 	for j, row := range tput {
 		f.speed[j] = slices.Max(row)
 	}
@@ -282,7 +281,7 @@ func (f *ftfSearch) slack(rho float64, tieBreak bool) (*allocation.Result, error
 		tb = allocation.Sum(terms...)
 	}
 	if f.speed != nil {
-		return agnosticMaxMin(f.ctx, f.prog, f.cluster, beta, terms, tb)
+		return agnosticMaxMin(f.ctx, f.prog, beta, terms, tb)
 	}
 	return f.prog.MaximizeMin(f.ctx, terms, tb)
 }
@@ -313,9 +312,9 @@ type ftfJob struct {
 // isolated returns the isolated allocation X^iso_jk = (N_k/(n·s_j)) /
 // max(1, Σ_l N_l/(n·s_j)), restricted to the types job j can run on, and
 // T^iso_j = Σ_k T_jk X^iso_jk.
-func isolated(c allocation.Cluster, prog *allocation.Program, tput [][]float64) ([]float64, [][]float64) {
+func isolated(prog *allocation.Program, tput [][]float64) ([]float64, [][]float64) {
 	n := float64(prog.NumJobs())
-	gpus := typeGPUs(prog, c)
+	gpus := prog.Capacity()
 	total := sum(gpus)
 	iso := make([]float64, prog.NumJobs())
 	x := zeros(prog.NumJobs(), len(prog.Types()))

@@ -140,7 +140,7 @@ func TestFTFRandom(t *testing.T) {
 			// Never worse than the isolated allocation, which the search
 			// starts from.
 			prog, _, tput := newProgram(s.Cluster, sortedJobs(s.Jobs), solver, nil, func(j *policy.Job, a allocation.Accelerator) float64 { return j.Throughput[a] })
-			iso, isoX := isolated(s.Cluster, prog, tput)
+			iso, isoX := isolated(prog, tput)
 			var active []ftfJob
 			for j, job := range sortedJobs(s.Jobs) {
 				r := job.StepsTotal - job.StepsDone

@@ -75,14 +75,14 @@ func (p *MaxMinFairness) Allocate(ctx context.Context, s *policy.Snapshot) (*pol
 		return nil, err
 	}
 	m := p.program(s.Cluster, jobs, pp...)
-	res, err := m.maximizeMin(ctx, s.Cluster, p.Agnostic && !p.byLP)
+	res, err := m.maximizeMin(ctx, p.Agnostic && !p.byLP)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}
 	return &policy.Decision{
 		Policy:      p.Name(),
 		Objective:   res.Objective * m.unit,
-		Allocation:  m.allocation(s.Cluster, res, p.Agnostic),
+		Allocation:  m.allocation(res, p.Agnostic),
 		Unscheduled: out,
 		Warnings:    warnings,
 	}, nil
@@ -150,14 +150,14 @@ func (p *MaxMinFairness) build(c allocation.Cluster, jobs []*policy.Job, classed
 // maximizeMin solves MaximizeMin's two programs for m: by their structure
 // if agnostic (an agnostic term is scale_j times the row's time; see
 // gpuTime) unless that does not apply, else by LP.
-func (m *maxMin) maximizeMin(ctx context.Context, c allocation.Cluster, agnostic bool) (*allocation.Result, error) {
+func (m *maxMin) maximizeMin(ctx context.Context, agnostic bool) (*allocation.Result, error) {
 	if agnostic {
-		return agnosticMaxMin(ctx, m.prog, c, m.scale, m.terms, m.total)
+		return agnosticMaxMin(ctx, m.prog, m.scale, m.terms, m.total)
 	}
 	return m.prog.MaximizeMin(ctx, m.terms, m.total)
 }
 
 // allocation returns res as the jobs' Allocation (see allocationOf).
-func (m *maxMin) allocation(c allocation.Cluster, res *allocation.Result, agnostic bool) allocation.Allocation {
-	return m.cl.expand(allocationOf(m.prog, m.ids, c, res, agnostic))
+func (m *maxMin) allocation(res *allocation.Result, agnostic bool) allocation.Allocation {
+	return m.cl.expand(allocationOf(m.prog, m.ids, res, agnostic))
 }

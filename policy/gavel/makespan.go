@@ -112,7 +112,7 @@ func (p *Makespan) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.De
 	}
 	var res *allocation.Result
 	if p.Agnostic && !p.byLP {
-		res, err = agnosticMaxMin(ctx, prog, s.Cluster, beta, terms, allocation.Sum(terms...))
+		res, err = agnosticMaxMin(ctx, prog, beta, terms, allocation.Sum(terms...))
 	} else {
 		res, err = prog.MaximizeMin(ctx, terms, allocation.Sum(terms...))
 	}
@@ -123,7 +123,7 @@ func (p *Makespan) Allocate(ctx context.Context, s *policy.Snapshot) (*policy.De
 		return nil, fmt.Errorf("%s: %w: the solver found no makespan (u* = %v)", p.Name(), allocation.ErrNumerical, res.Objective)
 	}
 	d.Objective = longest / res.Objective
-	d.Allocation = allocationOf(prog, ids, s.Cluster, res, p.Agnostic)
+	d.Allocation = allocationOf(prog, ids, res, p.Agnostic)
 	return d, nil
 }
 

@@ -236,7 +236,7 @@ func normalized(c allocation.Cluster, jobs []*policy.Job, agnostic bool, solver 
 		return 1
 	}
 	prog, ids, tput, cl := newRows(c, jobs, solver, warm, seen, classed, pairs...)
-	capacity := typeGPUs(prog, c)
+	capacity := prog.Capacity()
 	total := sum(capacity)
 	z := make([]allocation.Expr, len(tput))
 	for j := range tput {

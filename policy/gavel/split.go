@@ -16,9 +16,9 @@ const (
 // allocationOf returns res as an Allocation. An agnostic program's rows are
 // split across types by proportionalSplit first (which rewrites res.X),
 // unless its structure solved it (see structured).
-func allocationOf(prog *allocation.Program, ids []string, c allocation.Cluster, res *allocation.Result, agnostic bool) allocation.Allocation {
+func allocationOf(prog *allocation.Program, ids []string, res *allocation.Result, agnostic bool) allocation.Allocation {
 	if agnostic && res.Engine != byStructure {
-		proportionalSplit(prog, c, res.X)
+		proportionalSplit(prog, res.X)
 	}
 	return prog.Allocation(ids, res)
 }
@@ -42,8 +42,8 @@ func allocationOf(prog *allocation.Program, ids []string, c allocation.Cluster, 
 // full sets that do not hold all its types, and fitted again (see
 // offFullSets). If no split within fitRounds rounds fits every type to
 // within fitOverload, x stays as it was and proportionalSplit reports false.
-func proportionalSplit(prog *allocation.Program, c allocation.Cluster, x [][]float64) bool {
-	capacity := typeGPUs(prog, c)
+func proportionalSplit(prog *allocation.Program, x [][]float64) bool {
+	capacity := prog.Capacity()
 	if fit(prog, x, capacity, prog.Allowed) {
 		return true
 	}

@@ -39,8 +39,8 @@ func TestSplitCanonical(t *testing.T) {
 			t.Fatal(err)
 		}
 		other := shuffleSplit(rng, prog, res.X)
-		proportionalSplit(prog, s.Cluster, res.X)
-		proportionalSplit(prog, s.Cluster, other)
+		proportionalSplit(prog, res.X)
+		proportionalSplit(prog, other)
 		if !sameMatrix(res.X, other, 1e-9) {
 			t.Fatalf("case %d: the same totals split two ways (no split fitted?)", c)
 		}
@@ -157,7 +157,7 @@ func TestSplitFullSet(t *testing.T) {
 	}}
 	prog := allocation.NewProgram(c, []int{4, 1}, [][]float64{{1, 0}, {1, 1}})
 	x := [][]float64{{1, 0}, {0.5, 0.5}}
-	if !proportionalSplit(prog, c, x) {
+	if !proportionalSplit(prog, x) {
 		t.Fatal("no split found")
 	}
 	if want := [][]float64{{1, 0}, {0, 1}}; !sameMatrix(x, want, 1e-12) {

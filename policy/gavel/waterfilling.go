@@ -79,14 +79,14 @@ func (p *WaterFilling) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 		return empty(p.Name(), out, err)
 	}
 	m := mm.program(s.Cluster, jobs)
-	first, x, err := m.leximin(ctx, s.Cluster, p.Agnostic && !p.byLP)
+	first, x, err := m.leximin(ctx, p.Agnostic && !p.byLP)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}
 	return &policy.Decision{
 		Policy:      p.Name(),
 		Objective:   first * m.unit,
-		Allocation:  m.allocation(s.Cluster, x, p.Agnostic),
+		Allocation:  m.allocation(x, p.Agnostic),
 		Unscheduled: out,
 	}, nil
 }
@@ -94,12 +94,12 @@ func (p *WaterFilling) Allocate(ctx context.Context, s *policy.Snapshot) (*polic
 // leximin returns m's first level (t*) and its leximin allocation: by
 // progressive filling if agnostic (see gpuTime.leximin) unless the
 // structure does not apply, else by fill.
-func (m *maxMin) leximin(ctx context.Context, c allocation.Cluster, agnostic bool) (float64, *allocation.Result, error) {
+func (m *maxMin) leximin(ctx context.Context, agnostic bool) (float64, *allocation.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, nil, err
 	}
 	if agnostic {
-		if res, ok := structured(m.prog, c, m.scale, (*gpuTime).leximin); ok {
+		if res, ok := structured(m.prog, m.scale, (*gpuTime).leximin); ok {
 			return res.Objective, res, nil
 		}
 	}
