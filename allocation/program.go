@@ -137,6 +137,9 @@ type Program struct {
 	warm     *Warm
 	ids      []string
 	partners [][]int // partners[j] are the pairs job j belongs to
+	// noCrash starts cold max-min LPs from the slack basis instead of
+	// crash's: the reference crash's tests compare against.
+	noCrash bool
 	// everyPair solves with every pair column from the start instead of
 	// by column generation: the reference the tests compare against.
 	everyPair bool
@@ -469,7 +472,11 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 		prob.AddRow(-e.constant, lp.Inf, row...)
 	}
 	lay := p.layout(prob, p.exprPlaces(exprs))
-	sol, used, err := p.solve(ctx, eng, prob, p.start("max-min", lay), nil)
+	start := p.start("max-min", lay)
+	if start == nil && !p.noCrash {
+		start = p.crash(ctx, prob, exprs, t, first)
+	}
+	sol, used, err := p.solve(ctx, eng, prob, start, nil)
 	if err != nil {
 		return nil, err
 	}
