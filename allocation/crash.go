@@ -16,6 +16,10 @@ import (
 const (
 	crashCuts   = 30
 	crashRounds = 2
+	// tieCuts caps the tie-break's price search, which closed on D's
+	// minimum within 45 cuts at 2048 jobs (gavel's BenchmarkLAS,
+	// BenchmarkLASEqualWeights and BenchmarkPolicy for gavel.makespan).
+	tieCuts = 60
 )
 
 // crash returns a starting basis for the max-min LP prob (built by
@@ -335,10 +339,6 @@ func (g *lagrangian) basis(p *Program, prob *lp.Problem, lambda []float64, level
 	b.Vars[t] = lp.Basic
 	basics := 1
 	full := make([]bool, len(g.a))
-	type tie struct {
-		v   int
-		gap float64
-	}
 	var ties []tie
 	for j := range g.a {
 		pl, ok := g.cheapest(lambda, j, level)
@@ -366,11 +366,265 @@ func (g *lagrangian) basis(p *Program, prob *lp.Problem, lambda []float64, level
 			ties = append(ties, tie{p.x[j][next], gap / max(pl.growth, math.SmallestNonzeroFloat64)})
 		}
 	}
+	return p.complete(b, basics, full, lambda, ties)
+}
+
+// crashTieBreak returns a starting basis for MaximizeMin's second stage,
+// prob: maximize tieBreak subject to every expression at least floor (t's
+// lower bound), or nil where the program is not of crash's shape or
+// tieBreak holds anything but X_jk. Stage one's basis makes a slow start
+// there; the slack basis, thousands of dear pivots, as in stage one.
+//
+// Pricing the capacity rows again, each job j picks, alone, the shares
+// that earn the most tie-break net of their priced GPUs,
+//
+//	max_x Σ_k (d_jk − λ_k c_jk) x_k   subject to   a_j·x ≥ floor,   Σ_k x_k ≤ 1,   x ≥ 0,
+//
+// a vertex of its own small polytope: one type at the floor or for the
+// whole round, or two types sharing the whole round at the floor. The
+// prices that minimize the dual function D(λ) = λ·N + Σ_j profit_j(λ)
+// are found by cutting planes (D is the maximum of the affine functions
+// its plans define), and the basis holds each job's plan at them.
+func (p *Program) crashTieBreak(ctx context.Context, prob *lp.Problem, exprs []Expr, tieBreak Expr, floor float64, t, first int) *lp.Basis {
+	g, ok := p.lagrangian(exprs)
+	if !ok || !(floor > 0) {
+		return nil
+	}
+	d, ok := p.perShare(tieBreak)
+	if !ok {
+		return nil
+	}
+	lambda, _, ok := g.tieBreakPrices(ctx, d, floor)
+	if !ok {
+		return nil
+	}
+	return g.tieBreakBasis(p, prob, d, lambda, floor, t, first)
+}
+
+// perShare returns e's coefficient on each X_jk, or false if e holds
+// another variable.
+func (p *Program) perShare(e Expr) ([][]float64, bool) {
+	nk := len(p.types)
+	at := make([]int, p.prob.NumVars()) // j·nk + k, or -1
+	for v := range at {
+		at[v] = -1
+	}
+	for j, row := range p.x {
+		for k, v := range row {
+			if v >= 0 {
+				at[v] = j*nk + k
+			}
+		}
+	}
+	d := make([][]float64, len(p.x))
+	for j := range d {
+		d[j] = make([]float64, nk)
+	}
+	for _, tm := range e.terms {
+		if tm.Var >= len(at) || at[tm.Var] < 0 {
+			return nil, false
+		}
+		d[at[tm.Var]/nk][at[tm.Var]%nk] += tm.Coef
+	}
+	return d, true
+}
+
+// vertex is a job's plan in the tie-break: type k (l = -1) at share xk,
+// or k and l sharing the whole round, l for share xl.
+type vertex struct {
+	k, l   int
+	xk, xl float64
+}
+
+// best returns job j's most profitable vertex at prices lambda, and its
+// profit; false if the floor is out of the job's reach.
+func (g *lagrangian) best(d [][]float64, lambda []float64, j int, floor float64) (vertex, float64, bool) {
+	a := g.a[j]
+	out, most := vertex{k: -1, l: -1}, math.Inf(-1)
+	unit := func(k int) float64 { return d[j][k] - lambda[k]*g.gpus[j] } // profit per share of k
+	try := func(v vertex) {
+		gain := v.xk * unit(v.k)
+		if v.l >= 0 {
+			gain += v.xl * unit(v.l)
+		}
+		if gain > most {
+			out, most = v, gain
+		}
+	}
+	for k := range a {
+		if !(a[k] > 0) || a[k] < floor {
+			continue
+		}
+		try(vertex{k: k, l: -1, xk: floor / a[k]})
+		try(vertex{k: k, l: -1, xk: 1})
+	}
+	for k := range a {
+		if !(a[k] > 0) || a[k] >= floor {
+			continue
+		}
+		for l := range a {
+			if a[l] > floor {
+				xl := (floor - a[k]) / (a[l] - a[k])
+				try(vertex{k: k, l: l, xk: 1 - xl, xl: xl})
+			}
+		}
+	}
+	return out, most, out.k >= 0
+}
+
+// tieBreakPrices returns the prices, in [0, Λ] for a Λ far above any
+// job's profit per GPU, that minimize D, and D there, which is the second
+// stage's optimum once the search has closed on it (LP duality). It runs
+// Kelley's cutting planes within a trust region around the best prices so
+// far, which doubles on a step that lowers D and halves on one that does
+// not: plain cutting planes, thrown to the corners of the box, took over
+// a hundred cuts where this takes a few dozen. The master program over the
+// cuts is solved by the pure-Go engine.
+func (g *lagrangian) tieBreakPrices(ctx context.Context, d [][]float64, floor float64) ([]float64, float64, bool) {
+	nk := len(g.capacity)
+	top := 0.0
+	for j := range d {
+		for k := range d[j] {
+			top = max(top, math.Abs(d[j][k])/g.gpus[j])
+		}
+	}
+	top = max(top, 1e-12)
+	ceiling := 1e3 * top
+	eng, _ := lp.Named("sparse")
+	master := &lp.Problem{Sense: lp.Minimize}
+	w := master.AddVar(-lp.Inf, lp.Inf, 1)
+	for range nk {
+		master.AddVar(0, ceiling, 0)
+	}
+	lambda, best, upper, radius := make([]float64, nk), make([]float64, nk), math.Inf(1), top
+	var basis *lp.Basis
+
+	for range tieCuts {
+		if ctx.Err() != nil {
+			return nil, 0, false
+		}
+		value, u, ok := g.tieBreakPlans(d, lambda, floor)
+		if !ok {
+			return nil, 0, false
+		}
+		// D(λ') ≥ value + (N − u)·λ' for every λ', with equality at λ.
+		dl := value
+		cut := []lp.Term{{Var: w, Coef: 1}}
+		for k := range nk {
+			dl += (g.capacity[k] - u[k]) * lambda[k]
+			cut = append(cut, lp.Term{Var: 1 + k, Coef: u[k] - g.capacity[k]})
+		}
+		if dl < upper {
+			upper = dl
+			copy(best, lambda)
+			radius = min(2*radius, ceiling)
+		} else {
+			radius /= 2
+		}
+		master.AddRow(value, lp.Inf, cut...)
+		for k := range nk {
+			master.SetBounds(1+k, max(0, best[k]-radius), min(ceiling, best[k]+radius))
+		}
+		if basis != nil {
+			basis.Rows = append(basis.Rows, lp.Basic)
+			master.Start(basis)
+		}
+		sol, err := eng.Solve(ctx, master)
+		if err != nil {
+			break
+		}
+		basis = sol.Basis
+		// By convexity the model's least value near the best prices is
+		// its least anywhere, and there it is exact.
+		if upper-sol.Objective <= 1e-10*max(1, math.Abs(upper)) || radius <= 1e-12*top {
+			break
+		}
+		copy(lambda, sol.X[1:])
+	}
+	return best, upper, true
+}
+
+// tieBreakPlans returns the tie-break the jobs' best plans at prices
+// lambda earn, and the GPUs of each type they hold.
+func (g *lagrangian) tieBreakPlans(d [][]float64, lambda []float64, floor float64) (float64, []float64, bool) {
+	value, u := 0.0, make([]float64, len(g.capacity))
+	for j := range g.a {
+		v, _, ok := g.best(d, lambda, j, floor)
+		if !ok {
+			return 0, nil, false
+		}
+		value += v.xk * d[j][v.k]
+		u[v.k] += v.xk * g.gpus[j]
+		if v.l >= 0 {
+			value += v.xl * d[j][v.l]
+			u[v.l] += v.xl * g.gpus[j]
+		}
+	}
+	return value, u, true
+}
+
+// tieBreakBasis builds crashTieBreak's basis at prices lambda.
+func (g *lagrangian) tieBreakBasis(p *Program, prob *lp.Problem, d [][]float64, lambda []float64, floor float64, t, first int) *lp.Basis {
+	b := &lp.Basis{Vars: make([]lp.BasisStatus, prob.NumVars()), Rows: make([]lp.BasisStatus, prob.NumRows())}
+	for v := range b.Vars {
+		b.Vars[v] = lp.AtLower
+	}
+	basics := 0 // t stays at its bound, the floor
+	full := make([]bool, len(g.a))
+	var ties []tie
+	for j := range g.a {
+		v, gain, ok := g.best(d, lambda, j, floor)
+		if !ok {
+			return nil
+		}
+		b.Vars[p.x[j][v.k]] = lp.Basic
+		basics++
+		atFloor := v.xk < 1 || v.l >= 0
+		full[j] = v.xk == 1 || v.l >= 0
+		if v.l >= 0 {
+			b.Vars[p.x[j][v.l]] = lp.Basic
+			basics++
+		}
+		b.Rows[first+j] = lp.Basic
+		if atFloor {
+			b.Rows[first+j] = lp.AtLower
+		} else {
+			basics++
+		}
+		next, gap := -1, math.Inf(1) // the next best single type, at the floor
+		for k := range g.a[j] {
+			if k == v.k || !(g.a[j][k] >= floor) {
+				continue
+			}
+			alt := floor / g.a[j][k] * (d[j][k] - lambda[k]*g.gpus[j])
+			if gain-alt < gap {
+				next, gap = k, gain-alt
+			}
+		}
+		if next >= 0 {
+			ties = append(ties, tie{p.x[j][next], gap})
+		}
+	}
+	return p.complete(b, basics, full, lambda, ties)
+}
+
+// tie is a variable a crash basis may take to fill its count, and how far
+// its job is from choosing it.
+type tie struct {
+	v   int
+	gap float64
+}
+
+// complete completes crash basis b, which has basics basic entries so
+// far: a job's time row at its bound where the job is full, else basic;
+// a type's capacity row at its bound where the type is priced, else basic;
+// and the ties closest to choice basic, as many as the count needs.
+func (p *Program) complete(b *lp.Basis, basics int, full []bool, lambda []float64, ties []tie) *lp.Basis {
 	for i, r := range p.rows {
 		switch {
 		case r.kind == slotTime && full[r.j]:
 			b.Rows[i] = lp.AtUpper
-		case r.kind == slotTime, lambda[r.s.n] <= 0: // a time row, or a free type's capacity
+		case r.kind == slotTime, lambda[r.s.n] <= 0:
 			b.Rows[i] = lp.Basic
 			basics++
 		default:
@@ -378,7 +632,7 @@ func (g *lagrangian) basis(p *Program, prob *lp.Problem, lambda []float64, level
 		}
 	}
 	slices.SortStableFunc(ties, func(x, y tie) int { return cmp.Compare(x.gap, y.gap) })
-	for _, x := range ties[:max(0, min(prob.NumRows()-basics, len(ties)))] {
+	for _, x := range ties[:max(0, min(len(b.Rows)-basics, len(ties)))] {
 		b.Vars[x.v] = lp.Basic
 	}
 	return b

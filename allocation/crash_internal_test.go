@@ -126,6 +126,40 @@ func TestCheapestByHand(t *testing.T) {
 	}
 }
 
+// The tie-break's plans for a job of speeds 1 and 4 on types A and B, one
+// GPU, earning its throughput, with the floor at 2 (A alone falls short)
+// or 0.5: B alone at the floor (half a round), B all round, or A for ⅔ and
+// B for ⅓ of the round.
+func TestBestByHand(t *testing.T) {
+	g := &lagrangian{a: [][]float64{{1, 4}}, gpus: []float64{1}, capacity: []float64{1, 1}}
+	d := [][]float64{{1, 4}}
+	for _, c := range []struct {
+		lambda []float64
+		floor  float64
+		want   vertex
+		gain   float64
+	}{
+		{[]float64{0, 0}, 2, vertex{k: 1, l: -1, xk: 1}, 4},
+		// per share A earns 1, B 0.5: ⅔·1 + ⅓·0.5 beats B's 0.5 and 0.25.
+		{[]float64{0, 3.5}, 2, vertex{k: 0, l: 1, xk: 2.0 / 3, xl: 1.0 / 3}, 5.0 / 6},
+		// B loses 6 a share: the pair loses least.
+		{[]float64{0, 10}, 2, vertex{k: 0, l: 1, xk: 2.0 / 3, xl: 1.0 / 3}, 2.0/3 - 2},
+		// A alone reaches 0.5, and earns 1 all round.
+		{[]float64{0, 10}, 0.5, vertex{k: 0, l: -1, xk: 1}, 1},
+		// B at the floor, ⅛ of a round, loses 6/8; A at the floor loses 1.
+		{[]float64{3, 10}, 0.5, vertex{k: 1, l: -1, xk: 0.125}, -0.75},
+	} {
+		got, gain, ok := g.best(d, c.lambda, 0, c.floor)
+		if !ok || got.k != c.want.k || got.l != c.want.l || math.Abs(got.xk-c.want.xk) > 1e-15 ||
+			math.Abs(got.xl-c.want.xl) > 1e-15 || math.Abs(gain-c.gain) > 1e-15 {
+			t.Errorf("λ %v, floor %v: %+v earning %v, want %+v earning %v", c.lambda, c.floor, got, gain, c.want, c.gain)
+		}
+	}
+	if _, _, ok := g.best(d, []float64{0, 0}, 0, 5); ok {
+		t.Error("a floor of 5 is out of the job's reach, but it has a plan")
+	}
+}
+
 // crashCase is a random max-min program of crash's shape: every job can
 // run somewhere, weights equal or not, counts of 1 or more.
 type crashCase struct {
@@ -199,7 +233,7 @@ func (cc crashCase) terms(p *Program) []Expr {
 // for a full round, which is where a wrong plan would show.
 func TestCrashSameOptimum(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 5))
-	var searched, shared int
+	var searched, shared, tieBroken int
 	const cases = 150
 	for i := range cases {
 		cc := newCrashCase(r)
@@ -218,15 +252,32 @@ func TestCrashSameOptimum(t *testing.T) {
 			if err != nil {
 				t.Fatalf("case %d, %v, slack start: %v", i, s, err)
 			}
+			// The engines hold rows to 1e-7 (CLP's primal tolerance): a start
+			// can end a little below the floor, and a little above the
+			// total.
 			tie := Sum(terms...)
-			if !nearRel(got.Objective, want.Objective, 1e-7) || !nearRel(crashed.Eval(tie, got), slack.Eval(tie, want), 1e-7) {
+			if !nearRel(got.Objective, want.Objective, 1e-7) || !nearRel(crashed.Eval(tie, got), slack.Eval(tie, want), 1e-6) {
 				t.Errorf("case %d, %v: t* %v and total %v, from the slack basis %v and %v",
 					i, s, got.Objective, crashed.Eval(tie, got), want.Objective, slack.Eval(tie, want))
+			}
+			for j, e := range terms {
+				if y := crashed.Eval(e, got); y < got.Objective*(1-1e-7) {
+					t.Errorf("case %d, %v: job %d's term %v under t* = %v", i, s, j, y, got.Objective)
+				}
 			}
 			checkShares(t, crashed, got)
 			g, ok := crashed.lagrangian(terms)
 			if !ok {
 				t.Fatalf("case %d: not of crash's shape", i)
+			}
+			if s == Solvers()[0] {
+				d, _ := crashed.perShare(tie)
+				if _, dual, ok := g.tieBreakPrices(context.Background(), d, want.Objective*(1-1e-9)); ok {
+					tieBroken++
+					if !nearRel(dual, slack.Eval(tie, want), 1e-6) {
+						t.Errorf("case %d: the tie-break's dual value %v, its optimum %v", i, dual, slack.Eval(tie, want))
+					}
+				}
 			}
 			lambda, level, ok := g.search(context.Background())
 			if !ok || s != Solvers()[0] {
@@ -244,9 +295,9 @@ func TestCrashSameOptimum(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("searched %d shared %d", searched, shared)
-	if searched < cases/4 || shared < cases/20 {
-		t.Errorf("only %d of %d cases searched, %d with a job on two types", searched, cases, shared)
+	t.Logf("searched %d shared %d tie-break %d", searched, shared, tieBroken)
+	if searched < cases/4 || shared < cases/20 || tieBroken < cases/2 {
+		t.Errorf("only %d of %d cases searched, %d with a job on two types, %d priced in the tie-break", searched, cases, shared, tieBroken)
 	}
 }
 

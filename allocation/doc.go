@@ -61,21 +61,25 @@
 //
 // # Cold starts
 //
-// MaximizeMin's first stage, with no warm start to take, starts from a
-// basis built from the prices of the capacity rows rather than from the
-// slack basis, where the program is one expression per job over that job's
-// own shares (gavel.las, gavel.ftf, gavel.makespan and the first level of
-// gavel.water-filling, without space sharing). Cutting planes over the
-// handful of prices, and Newton's method over t, find the prices and level
-// of the optimum; each job's cheapest shares at those prices make the
+// MaximizeMin's two stages, with no warm start to take, start from bases
+// built from the prices of the capacity rows rather than from the slack
+// basis, where the program is one expression per job over that job's own
+// shares (gavel.las, gavel.ftf, gavel.makespan and the first level of
+// gavel.water-filling, without space sharing). With the capacity rows
+// priced, the jobs part ways: each picks its cheapest shares (stage one)
+// or its most profitable ones (the tie-break) alone. Cutting planes over
+// the handful of prices, and in stage one Newton's method over t, find the
+// prices of the optimum; each job's choice at those prices makes the
 // basis, and the engine pivots from there. The optimum is the LP's, as
-// from any start (TestCrashSameOptimum compares both). It matters where
+// from any start (TestCrashSameOptimum compares both, and checks the
+// prices' dual value against the tie-break's optimum). It matters where
 // most jobs end at t*, as with equal weights: stage one over 2048 such jobs
 // took 18 ms instead of 227 with CLP, and 24 ms instead of 377 with the
 // pure-Go engine (BenchmarkCrash, one run); the policies' figures are in
-// docs/performance.md (gavel's BenchmarkLASEqualWeights and BenchmarkPolicy
-// for gavel.ftf). Where capacity does not hold t* back, because a job's own
-// reach does, crash leaves the slack start, which is quick there.
+// docs/performance.md (gavel's BenchmarkLASEqualWeights, and
+// BenchmarkPolicy for gavel.ftf and gavel.makespan). Where capacity does
+// not hold t* back, because a job's own reach does, stage one keeps the
+// slack start, which is quick there.
 //
 // # Differences from Gavel's code
 //

@@ -504,7 +504,11 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 	}
 	// Not stage one's basis, which makes a slow start here; but its pair
 	// columns, which hold t at t*.
-	sol2, _, err := p.solve(ctx, eng, prob, p.start("tie-break", lay), used)
+	start = p.start("tie-break", lay)
+	if start == nil && !p.noCrash {
+		start = p.crashTieBreak(ctx, prob, exprs, tieBreak, tStar-1e-9*math.Abs(tStar), t, first)
+	}
+	sol2, _, err := p.solve(ctx, eng, prob, start, used)
 	switch {
 	case err == nil:
 		p.keep("tie-break", lay, sol2.Basis)
