@@ -14,6 +14,11 @@ import (
 // cuts and 2 rounds left CLP one pivot from the optimum; 20 cuts and 1
 // round, three; the first search alone, 270.
 const (
+	// crashFrom is the fewest expressions crash starts: below it the
+	// slack start is quicker than the crash (BenchmarkLAS at 32 jobs took
+	// 2.0 ms from the slack basis, 3.2–3.8 ms from crash's; at 128 equal-
+	// weight jobs crash saved 0.8–1.8 ms of 4.2–4.8, BenchmarkLASEqualWeights).
+	crashFrom   = 100
 	crashCuts   = 30
 	crashRounds = 2
 	// tieCuts caps the tie-break's price search, which closed on D's
@@ -478,8 +483,7 @@ func (g *lagrangian) best(d [][]float64, lambda []float64, j int, floor float64)
 // Kelley's cutting planes within a trust region around the best prices so
 // far, which doubles on a step that lowers D and halves on one that does
 // not: plain cutting planes, thrown to the corners of the box, took over
-// a hundred cuts where this takes a few dozen. The master program over the
-// cuts is solved by the pure-Go engine.
+// a hundred cuts where this takes a few dozen (see tieCuts).
 func (g *lagrangian) tieBreakPrices(ctx context.Context, d [][]float64, floor float64) ([]float64, float64, bool) {
 	nk := len(g.capacity)
 	top := 0.0
@@ -490,15 +494,8 @@ func (g *lagrangian) tieBreakPrices(ctx context.Context, d [][]float64, floor fl
 	}
 	top = max(top, 1e-12)
 	ceiling := 1e3 * top
-	eng, _ := lp.Named("sparse")
-	master := &lp.Problem{Sense: lp.Minimize}
-	w := master.AddVar(-lp.Inf, lp.Inf, 1)
-	for range nk {
-		master.AddVar(0, ceiling, 0)
-	}
 	lambda, best, upper, radius := make([]float64, nk), make([]float64, nk), math.Inf(1), top
-	var basis *lp.Basis
-
+	var cuts []cut
 	for range tieCuts {
 		if ctx.Err() != nil {
 			return nil, 0, false
@@ -508,40 +505,80 @@ func (g *lagrangian) tieBreakPrices(ctx context.Context, d [][]float64, floor fl
 			return nil, 0, false
 		}
 		// D(λ') ≥ value + (N − u)·λ' for every λ', with equality at λ.
-		dl := value
-		cut := []lp.Term{{Var: w, Coef: 1}}
+		c := cut{value, make([]float64, nk)}
 		for k := range nk {
-			dl += (g.capacity[k] - u[k]) * lambda[k]
-			cut = append(cut, lp.Term{Var: 1 + k, Coef: u[k] - g.capacity[k]})
+			c.slope[k] = g.capacity[k] - u[k]
 		}
-		if dl < upper {
+		if dl := c.at(lambda); dl < upper {
 			upper = dl
 			copy(best, lambda)
 			radius = min(2*radius, ceiling)
 		} else {
 			radius /= 2
 		}
-		master.AddRow(value, lp.Inf, cut...)
+		cuts = append(cuts, c)
+		lo, hi := make([]float64, nk), make([]float64, nk)
 		for k := range nk {
-			master.SetBounds(1+k, max(0, best[k]-radius), min(ceiling, best[k]+radius))
+			lo[k], hi[k] = max(0, best[k]-radius), min(ceiling, best[k]+radius)
 		}
-		if basis != nil {
-			basis.Rows = append(basis.Rows, lp.Basic)
-			master.Start(basis)
-		}
-		sol, err := eng.Solve(ctx, master)
-		if err != nil {
-			break
-		}
-		basis = sol.Basis
+		next, model := lowest(cuts, lo, hi)
 		// By convexity the model's least value near the best prices is
 		// its least anywhere, and there it is exact.
-		if upper-sol.Objective <= 1e-10*max(1, math.Abs(upper)) || radius <= 1e-12*top {
+		if upper-model <= 1e-10*max(1, math.Abs(upper)) || radius <= 1e-12*top {
 			break
 		}
-		copy(lambda, sol.X[1:])
+		lambda = next
 	}
 	return best, upper, true
+}
+
+// cut is an affine minorant of the dual function: value + slope·λ.
+type cut struct {
+	value float64
+	slope []float64
+}
+
+func (c cut) at(lambda []float64) float64 {
+	v := c.value
+	for k, s := range c.slope {
+		v += s * lambda[k]
+	}
+	return v
+}
+
+// lowest returns the prices in the box [lo, hi] where the cuts' maximum
+// is least, and that least value. With λ = lo + y and w = W − z, W the
+// cuts' maximum at lo, it is the small program
+//
+//	maximize z   subject to   z + slope_m·y ≤ W − cut_m(lo),   y ≤ hi − lo,   z, y ≥ 0,
+//
+// whose right-hand sides are non-negative, as small needs.
+func lowest(cuts []cut, lo, hi []float64) ([]float64, float64) {
+	nk := len(lo)
+	top := math.Inf(-1)
+	for _, c := range cuts {
+		top = max(top, c.at(lo))
+	}
+	a, b := make([][]float64, 0, len(cuts)+nk), make([]float64, 0, len(cuts)+nk)
+	for _, c := range cuts {
+		row := make([]float64, 1+nk)
+		row[0] = 1
+		copy(row[1:], c.slope)
+		a, b = append(a, row), append(b, top-c.at(lo))
+	}
+	for k := range nk {
+		row := make([]float64, 1+nk)
+		row[1+k] = 1
+		a, b = append(a, row), append(b, hi[k]-lo[k])
+	}
+	obj := make([]float64, 1+nk)
+	obj[0] = 1
+	x, z := small(obj, a, b)
+	lambda := make([]float64, nk)
+	for k := range nk {
+		lambda[k] = lo[k] + x[1+k]
+	}
+	return lambda, top - z
 }
 
 // tieBreakPlans returns the tie-break the jobs' best plans at prices

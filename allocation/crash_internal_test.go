@@ -211,6 +211,7 @@ func newCrashCase(r *rand.Rand) crashCase {
 func (cc crashCase) program(s Solver) *Program {
 	p := newProgram(cc.c, cc.gpus, cc.count, cc.tput, nil)
 	p.Solver = s
+	p.crashFrom = 1
 	return p
 }
 

@@ -7,44 +7,64 @@ package allocation
 //
 //	maximize z   subject to   z − v[m]·μ ≤ 0 for every m,   Σ_k μ_k ≤ 1,   z, μ ≥ 0,
 //
-// solved by a dense primal simplex from the slack basis, which is feasible.
-// Bland's rule (the lowest index enters, and leaves among ties) keeps the
-// pivots, degenerate from the first, from cycling, and no entry under 1e-9
-// is a pivot: with 1e-12 allowed, a 34-row game lost 3e-4 of its value to
-// round-off. Crash's cutting planes give it a few dozen rows over a
-// handful of types, so each solve takes microseconds; the general engines
-// took hundreds.
+// which small solves.
 func maximin(v [][]float64) ([]float64, float64) {
-	const eps, pivotTol = 1e-12, 1e-9
-	rows, nk := len(v)+1, len(v[0])
-	cols := 1 + nk + rows // z, μ, a slack per row
-	tab := make([][]float64, rows+1)
-	for i := range tab {
-		tab[i] = make([]float64, cols+1) // the last column is the right-hand side
-	}
-	basic := make([]int, rows)
+	nk := len(v[0])
+	a := make([][]float64, len(v)+1)
 	for m, vm := range v {
-		tab[m][0] = 1
+		a[m] = make([]float64, 1+nk)
+		a[m][0] = 1
 		for k, x := range vm {
-			tab[m][1+k] = -x
+			a[m][1+k] = -x
 		}
-		tab[m][1+nk+m] = 1
-		basic[m] = 1 + nk + m
 	}
-	last := rows - 1
+	a[len(v)] = make([]float64, 1+nk)
 	for k := range nk {
-		tab[last][1+k] = 1
+		a[len(v)][1+k] = 1
 	}
-	tab[last][1+nk+last] = 1
-	tab[last][cols] = 1
-	basic[last] = 1 + nk + last
-	obj := tab[rows]
-	obj[0] = -1 // reduced costs of maximize z, negated
+	b := make([]float64, len(a))
+	b[len(v)] = 1
+	c := make([]float64, 1+nk)
+	c[0] = 1
+	x, value := small(c, a, b)
+	return x[1:], value
+}
+
+// small solves the small linear program
+//
+//	maximize c·x   subject to   a x ≤ b,   x ≥ 0,
+//
+// whose b ≥ 0 makes the slack basis feasible, by a dense primal simplex
+// from there, and returns x and c·x. The program must be bounded. Bland's
+// rule (the lowest index enters, and leaves among ties) keeps the pivots,
+// degenerate from the first in crash's programs, from cycling, and no
+// entry under 1e-9 is a pivot: with 1e-12 allowed, a 34-row game lost
+// 3e-4 of its value to round-off (TestMaximin). Crash's cutting planes give
+// it a few dozen rows over a handful of prices, where the general engines'
+// fixed cost per solve was most of the crash's time.
+func small(c []float64, a [][]float64, b []float64) ([]float64, float64) {
+	const eps, pivotTol = 1e-12, 1e-9
+	rows, n := len(a), len(c)
+	cols := n + rows // the variables, then a slack per row
+	tab := make([][]float64, rows+1)
+	basic := make([]int, rows)
+	for r := range rows {
+		tab[r] = make([]float64, cols+1) // the last column is the right-hand side
+		copy(tab[r], a[r])
+		tab[r][n+r] = 1
+		tab[r][cols] = b[r]
+		basic[r] = n + r
+	}
+	obj := make([]float64, cols+1) // reduced costs, negated
+	for k, x := range c {
+		obj[k] = -x
+	}
+	tab[rows] = obj
 	for range 50 * (rows + cols) {
 		enter := -1
-		for c := range cols {
-			if obj[c] < -eps {
-				enter = c
+		for k := range cols {
+			if obj[k] < -eps {
+				enter = k
 				break
 			}
 		}
@@ -53,29 +73,29 @@ func maximin(v [][]float64) ([]float64, float64) {
 		}
 		leave, best := -1, 0.0
 		for r := range rows {
-			a := tab[r][enter]
-			if a <= pivotTol {
+			p := tab[r][enter]
+			if p <= pivotTol {
 				continue
 			}
-			ratio := tab[r][cols] / a
+			ratio := tab[r][cols] / p
 			tie := 1e-12 * max(1, abs(ratio))
 			if leave < 0 || ratio < best-tie || ratio <= best+tie && basic[r] < basic[leave] {
 				leave, best = r, ratio
 			}
 		}
-		if leave < 0 { // only round-off: Σμ ≤ 1 bounds μ, and z ≤ v·μ
+		if leave < 0 { // only round-off: the program is bounded
 			break
 		}
 		pivot(tab, leave, enter)
 		basic[leave] = enter
 	}
-	mu := make([]float64, nk)
-	for r, b := range basic {
-		if b >= 1 && b <= nk {
-			mu[b-1] = max(tab[r][cols], 0)
+	x := make([]float64, n)
+	for r, v := range basic {
+		if v < n {
+			x[v] = max(tab[r][cols], 0)
 		}
 	}
-	return mu, obj[cols]
+	return x, obj[cols]
 }
 
 // pivot makes column c basic in row r of tab.

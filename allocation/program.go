@@ -1,6 +1,7 @@
 package allocation
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -138,8 +139,10 @@ type Program struct {
 	ids      []string
 	partners [][]int // partners[j] are the pairs job j belongs to
 	// noCrash starts cold max-min LPs from the slack basis instead of
-	// crash's: the reference crash's tests compare against.
-	noCrash bool
+	// crash's: the reference crash's tests compare against. crashFrom, if
+	// positive, replaces crashFrom's default (tests crash small programs).
+	noCrash   bool
+	crashFrom int
 	// everyPair solves with every pair column from the start instead of
 	// by column generation: the reference the tests compare against.
 	everyPair bool
@@ -473,7 +476,8 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 	}
 	lay := p.layout(prob, p.exprPlaces(exprs))
 	start := p.start("max-min", lay)
-	if start == nil && !p.noCrash {
+	crashing := !p.noCrash && len(exprs) >= cmp.Or(p.crashFrom, crashFrom)
+	if start == nil && crashing {
 		start = p.crash(ctx, prob, exprs, t, first)
 	}
 	sol, used, err := p.solve(ctx, eng, prob, start, nil)
@@ -505,7 +509,7 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 	// Not stage one's basis, which makes a slow start here; but its pair
 	// columns, which hold t at t*.
 	start = p.start("tie-break", lay)
-	if start == nil && !p.noCrash {
+	if start == nil && crashing {
 		start = p.crashTieBreak(ctx, prob, exprs, tieBreak, tStar-1e-9*math.Abs(tStar), t, first)
 	}
 	sol2, _, err := p.solve(ctx, eng, prob, start, used)
