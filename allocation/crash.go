@@ -35,12 +35,13 @@ const (
 //
 // From the slack basis, the simplex takes thousands of pivots on these
 // LPs, and when most jobs end at t* (equal weights) each pivot is dear:
-// stage one over 2048 such jobs took 227 ms with CLP, and 18 ms from
-// crash's basis, the crash included (BenchmarkCrash, one run). The basis
-// comes from the prices λ_k of the capacity rows instead. With the
-// capacity rows priced rather than enforced, the jobs part ways: job j reaches t at the least cost
-// cost_j(t, λ) in priced GPUs, by one type or, if no type alone reaches t
-// within a round, by two that share the whole round. By LP duality,
+// stage one over 2048 such jobs took 257 ms with CLP, and 20.3 ms from
+// crash's basis, the crash included (BenchmarkCrash, docs/performance.md).
+// The basis comes from the prices λ_k of the capacity rows instead. With
+// the capacity rows priced rather than enforced, the jobs part ways: job j
+// reaches t at the least cost cost_j(t, λ) in priced GPUs, by one type
+// or, if no type alone reaches t within a round, by two that share the
+// whole round. By LP duality,
 //
 //	t* = max { t : C(t, λ) ≤ 1 for all λ ≥ 0 with Σ_k N_k λ_k = 1 },   C(t, λ) = Σ_j cost_j(t, λ),
 //

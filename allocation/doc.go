@@ -54,7 +54,7 @@
 // jobs barely change. Program.Remember gives a program a Warm, which keeps
 // the optimal bases of its solves by job and type, so that the next round's
 // program starts where this one's ended. With CLP this cuts gavel.las on
-// 2048 jobs, after one arrival or departure, from 55 to 10 ms per decision
+// 2048 jobs, after one arrival or departure, from 60 to 13 ms per decision
 // (gavel BenchmarkWarm, docs/performance.md); results equal a cold solve's
 // within the engine's tolerance, not bit for bit (gavel TestWarmEqualsCold).
 // Both engines take a start: CLP and the pure-Go sparse simplex.
@@ -74,9 +74,9 @@
 // from any start (TestCrashSameOptimum compares both, and checks the
 // prices' dual value against the tie-break's optimum). It matters where
 // most jobs end at t*, as with equal weights: stage one over 2048 such jobs
-// took 18 ms instead of 227 with CLP, and 24 ms instead of 377 with the
-// pure-Go engine (BenchmarkCrash, one run); the policies' figures are in
-// docs/performance.md (gavel's BenchmarkLASEqualWeights, and
+// took 20.3 ms instead of 257 with CLP, and 27.4 ms instead of 411 with
+// the pure-Go engine (BenchmarkCrash); the policies' figures are beside it
+// in docs/performance.md (gavel's BenchmarkLASEqualWeights, and
 // BenchmarkPolicy for gavel.ftf and gavel.makespan). Where capacity does
 // not hold t* back, because a job's own reach does, stage one keeps the
 // slack start, which is quick there.

@@ -277,8 +277,9 @@ func (m clpModel) basis() *Basis {
 // slices should be few; each must still be short enough for cancellation to
 // be noticed within about 100 ms (TestCLPCancel, on 4096 jobs, measures
 // it: about 8 ms on an idle machine, up to 55 ms with both cores busy). A
-// slice of gavel.las's LPs takes about 7 ms here; gavel.ftf's first LP,
-// whose iterations cost ten times as much, up to about 100 ms at 1024 jobs.
+// slice of gavel.las's LPs takes about 7 ms here; gavel.ftf's first LP
+// from the slack basis, whose iterations cost ten times as much, up to
+// about 100 ms at 1024 jobs (it starts from prices now: allocation's doc).
 // At a third of this size, gavel.las on 2048 jobs took 80 ms instead of 56
 // (nine restarts per stage instead of three).
 const clpSliceWork = 2e7
