@@ -109,8 +109,9 @@ type lagrangian struct {
 // lagrangian returns the program's, or false if the program is not of
 // crash's shape.
 func (p *Program) lagrangian(exprs []Expr) (*lagrangian, bool) {
-	if len(p.pairs) > 0 || len(exprs) != len(p.gpus) || len(p.rows) != p.baseRows() {
-		return nil, false
+	if len(p.pairs) > 0 || len(exprs) != len(p.gpus) || len(p.rows) != p.baseRows() ||
+		slices.ContainsFunc(p.capacity, func(n float64) bool { return !(n > 0) }) {
+		return nil, false // a type without GPUs would have no price
 	}
 	// Without pairs every variable is an X_jk; this is owners' table, built
 	// here because owners caches its own, which concurrent solves would

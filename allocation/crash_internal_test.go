@@ -351,6 +351,11 @@ func TestCrashShape(t *testing.T) {
 		},
 		"two jobs": func() (*Program, []Expr) { p, e := build(); e[0] = e[0].Plus(e[1]); return p, e },
 		"one term": func() (*Program, []Expr) { p, e := build(); return p, e[:1] },
+		"a type without GPUs": func() (*Program, []Expr) {
+			c := Cluster{Servers: []Server{{ID: "a", Accelerator: "v100", GPUs: 1}, {ID: "b", Accelerator: "k80"}}}
+			p := NewProgram(c, []int{1, 1}, [][]float64{{1, 1}, {2, 2}})
+			return p, []Expr{p.Throughput(0), p.Throughput(1)}
+		},
 	} {
 		if p, e := f(); p.crash(context.Background(), nil, e, 0, 0) != nil {
 			t.Errorf("%s: crash gave a basis", name)
