@@ -10,20 +10,22 @@ import (
 )
 
 // Crash's effort: cutting planes per price search, and searches after the
-// first. On 2048 jobs with equal weights (BenchmarkLASEqualWeights), 30
-// cuts and 2 rounds left CLP one pivot from the optimum; 20 cuts and 1
-// round, three; the first search alone, 270.
+// first. Each basis entry the prices get wrong costs the engine a pivot,
+// dear on these LPs, so the search closes on the prices' optimum: with
+// these, its level equals t* on TestCrashSameOptimum's programs.
 const (
 	// crashFrom is the fewest expressions crash starts: below it the
 	// slack start is quicker than the crash (BenchmarkLAS at 32 jobs took
 	// 2.0 ms from the slack basis, 3.2–3.8 ms from crash's; at 128 equal-
-	// weight jobs crash saved 0.8–1.8 ms of 4.2–4.8, BenchmarkLASEqualWeights).
+	// weight jobs crash saved 0.8–1.8 ms of 4.2–4.8, BenchmarkLASEqualWeights;
+	// ee678b5, before any crash, against the crash without this floor,
+	// run in turn).
 	crashFrom   = 100
 	crashCuts   = 30
 	crashRounds = 2
-	// tieCuts caps the tie-break's price search, which closed on D's
-	// minimum within 45 cuts at 2048 jobs (gavel's BenchmarkLAS,
-	// BenchmarkLASEqualWeights and BenchmarkPolicy for gavel.makespan).
+	// tieCuts caps the tie-break's price search: at 30, the search fell
+	// short of the tie-break's optimum on 8 of TestCrashSameOptimum's 125
+	// priced programs (its dual check), at 60 on none.
 	tieCuts = 60
 )
 
@@ -54,11 +56,7 @@ const (
 // cheapest X_jk of the jobs closest to a tie, who are the jobs split
 // between types at the optimum. The engine starts there and pivots to the
 // optimum; at the prices' optimum the basis is optimal but for ties.
-func (p *Program) crash(ctx context.Context, prob *lp.Problem, exprs []Expr, t, first int) *lp.Basis {
-	g, ok := p.lagrangian(exprs)
-	if !ok {
-		return nil
-	}
+func (p *Program) crash(ctx context.Context, g *lagrangian, prob *lp.Problem, t, first int) *lp.Basis {
 	lambda, level, ok := g.search(ctx)
 	if !ok {
 		return nil
@@ -76,7 +74,7 @@ func (g *lagrangian) search(ctx context.Context) ([]float64, float64, bool) {
 	for k := range lambda {
 		lambda[k] = 1 / (float64(len(lambda)) * g.capacity[k])
 	}
-	if g.fits(lambda, g.reach()) {
+	if g.fits(lambda, g.reach) {
 		return nil, 0, false
 	}
 	// The first search prices t per unit, as if no job's round were full:
@@ -84,7 +82,8 @@ func (g *lagrangian) search(ctx context.Context) ([]float64, float64, bool) {
 	if lambda = g.prices(lambda, 0); lambda == nil {
 		return nil, 0, false
 	}
-	level := g.level(lambda, min(1/g.sum(lambda, 0), g.reach()))
+	growth, _, _, _ := g.plans(lambda, 0)
+	level := g.level(lambda, min(1/growth, g.reach))
 	for range crashRounds {
 		if ctx.Err() != nil {
 			return nil, 0, false
@@ -95,7 +94,8 @@ func (g *lagrangian) search(ctx context.Context) ([]float64, float64, bool) {
 		level = g.level(lambda, level)
 	}
 	// fits can miss a t* at the reach; C below 1 there tells.
-	return lambda, level, g.sum(lambda, level) >= 1-1e-9
+	c, _, _, ok := g.plans(lambda, level)
+	return lambda, level, ok && c >= 1-1e-9
 }
 
 // lagrangian is a max-min program seen through the prices of its
@@ -104,6 +104,7 @@ type lagrangian struct {
 	a        [][]float64 // a[j][k]: job j's expression per unit of X_jk; 0 where it cannot run on k
 	gpus     []float64   // per job: the GPUs of type k one unit of X_jk holds
 	capacity []float64
+	reach    float64 // the largest t every job can reach within a round
 }
 
 // lagrangian returns the program's, or false if the program is not of
@@ -113,26 +114,15 @@ func (p *Program) lagrangian(exprs []Expr) (*lagrangian, bool) {
 		slices.ContainsFunc(p.capacity, func(n float64) bool { return !(n > 0) }) {
 		return nil, false // a type without GPUs would have no price
 	}
-	// Without pairs every variable is an X_jk; this is owners' table, built
-	// here because owners caches its own, which concurrent solves would
-	// race on.
-	nk := len(p.types)
-	at := make([]int, p.prob.NumVars()) // j·nk + k
-	for j, row := range p.x {
-		for k, v := range row {
-			if v >= 0 {
-				at[v] = j*nk + k
-			}
-		}
-	}
-	g := &lagrangian{a: make([][]float64, len(exprs)), gpus: make([]float64, len(exprs)), capacity: p.capacity}
+	nk, at := len(p.types), p.shares()
+	g := &lagrangian{a: make([][]float64, len(exprs)), gpus: make([]float64, len(exprs)), capacity: p.capacity, reach: math.Inf(1)}
 	for j, e := range exprs {
 		if e.constant != 0 {
 			return nil, false
 		}
 		g.a[j] = make([]float64, nk)
 		for _, tm := range e.terms {
-			if at[tm.Var]/nk != j {
+			if tm.Var >= len(at) || at[tm.Var] < 0 || at[tm.Var]/nk != j {
 				return nil, false
 			}
 			g.a[j][at[tm.Var]%nk] += tm.Coef
@@ -141,6 +131,7 @@ func (p *Program) lagrangian(exprs []Expr) (*lagrangian, bool) {
 			return nil, false // t* is 0 or below: nothing to crash
 		}
 		g.gpus[j] = float64(p.Count(j) * p.gpus[j])
+		g.reach = min(g.reach, slices.Max(g.a[j]))
 	}
 	return g, true
 }
@@ -155,15 +146,6 @@ func (p *Program) baseRows() int {
 		}
 	}
 	return n
-}
-
-// reach returns the largest t every job can reach within a round.
-func (g *lagrangian) reach() float64 {
-	r := math.Inf(1)
-	for _, a := range g.a {
-		r = min(r, slices.Max(a))
-	}
-	return r
 }
 
 // round is what a round of job j on type k costs at prices lambda, +Inf
@@ -217,22 +199,26 @@ func (g *lagrangian) cheapest(lambda []float64, j int, t float64) (plan, bool) {
 	return best, best.k >= 0
 }
 
-// sum returns C(t, λ), +Inf if t is out of some job's reach; with t = 0,
-// the per-unit growth (see cheapest).
-func (g *lagrangian) sum(lambda []float64, t float64) float64 {
-	s := 0.0
+// plans returns C(t, λ), its slope in t and the GPUs of each type the
+// jobs' cheapest plans hold; false if t is out of some job's reach. With
+// t = 0, C is the per-unit growth and the GPUs are per unit of t (see
+// cheapest).
+func (g *lagrangian) plans(lambda []float64, t float64) (c, slope float64, u []float64, ok bool) {
+	u = make([]float64, len(g.capacity))
 	for j := range g.a {
 		pl, ok := g.cheapest(lambda, j, t)
 		if !ok {
-			return math.Inf(1)
+			return 0, 0, nil, false
 		}
+		g.use(u, j, pl, t)
+		slope += pl.growth
 		if t == 0 {
-			s += pl.growth
+			c += pl.growth
 		} else {
-			s += pl.cost
+			c += pl.cost
 		}
 	}
-	return s
+	return c, slope, u, true
 }
 
 // prices returns the λ, from start, that maximizes C(t, λ) over
@@ -242,22 +228,12 @@ func (g *lagrangian) sum(lambda []float64, t float64) float64 {
 // master program over the cuts is a small matrix game (maximin). It
 // returns nil if some job cannot reach t.
 func (g *lagrangian) prices(start []float64, t float64) []float64 {
-	nk := len(g.capacity)
 	lambda, best, bestC := slices.Clone(start), slices.Clone(start), math.Inf(-1)
 	var cuts [][]float64 // per unit of each type's capacity
 	for range crashCuts {
-		u, c := make([]float64, nk), 0.0
-		for j := range g.a {
-			pl, ok := g.cheapest(lambda, j, t)
-			if !ok {
-				return nil
-			}
-			g.use(u, j, pl, t)
-			if t == 0 {
-				c += pl.growth
-			} else {
-				c += pl.cost
-			}
+		c, _, u, ok := g.plans(lambda, t)
+		if !ok {
+			return nil
 		}
 		if c > bestC {
 			copy(best, lambda)
@@ -281,13 +257,9 @@ func (g *lagrangian) prices(start []float64, t float64) []float64 {
 // fits reports whether the jobs' cheapest plans at prices lambda for
 // level t fit every type's capacity: then t is feasible.
 func (g *lagrangian) fits(lambda []float64, t float64) bool {
-	u := make([]float64, len(g.capacity))
-	for j := range g.a {
-		pl, ok := g.cheapest(lambda, j, t)
-		if !ok {
-			return false
-		}
-		g.use(u, j, pl, t)
+	_, _, u, ok := g.plans(lambda, t)
+	if !ok {
+		return false
 	}
 	for k, x := range u {
 		if x > g.capacity[k] {
@@ -315,20 +287,13 @@ func (g *lagrangian) use(u []float64, j int, pl plan, t float64) {
 // convex in t, so that from the right every step stays right of the root
 // and closes on it), capped at the jobs' reach.
 func (g *lagrangian) level(lambda []float64, t0 float64) float64 {
-	t, reach := min(t0, g.reach()), g.reach()
+	t := min(t0, g.reach)
 	for range 50 {
-		c, slope := 0.0, 0.0
-		for j := range g.a {
-			pl, ok := g.cheapest(lambda, j, t)
-			if !ok {
-				return t
-			}
-			c, slope = c+pl.cost, slope+pl.growth
-		}
-		if math.Abs(c-1) <= 1e-13 || !(slope > 0) {
+		c, slope, _, ok := g.plans(lambda, t)
+		if !ok || math.Abs(c-1) <= 1e-13 || !(slope > 0) {
 			return t
 		}
-		next := min(t-(c-1)/slope, reach)
+		next := min(t-(c-1)/slope, g.reach)
 		if next == t {
 			return t
 		}
@@ -392,9 +357,8 @@ func (g *lagrangian) basis(p *Program, prob *lp.Problem, lambda []float64, level
 // prices that minimize the dual function D(λ) = λ·N + Σ_j profit_j(λ)
 // are found by cutting planes (D is the maximum of the affine functions
 // its plans define), and the basis holds each job's plan at them.
-func (p *Program) crashTieBreak(ctx context.Context, prob *lp.Problem, exprs []Expr, tieBreak Expr, floor float64, t, first int) *lp.Basis {
-	g, ok := p.lagrangian(exprs)
-	if !ok || !(floor > 0) {
+func (p *Program) crashTieBreak(ctx context.Context, g *lagrangian, prob *lp.Problem, tieBreak Expr, floor float64, t, first int) *lp.Basis {
+	if !(floor > 0) {
 		return nil
 	}
 	d, ok := p.perShare(tieBreak)
@@ -408,11 +372,12 @@ func (p *Program) crashTieBreak(ctx context.Context, prob *lp.Problem, exprs []E
 	return g.tieBreakBasis(p, prob, d, lambda, floor, t, first)
 }
 
-// perShare returns e's coefficient on each X_jk, or false if e holds
-// another variable.
-func (p *Program) perShare(e Expr) ([][]float64, bool) {
+// shares returns, for each variable of the base program, j·nk + k if it is
+// X_jk, else -1: owners' table in short, built here because owners caches
+// its own, which concurrent solves would race on.
+func (p *Program) shares() []int {
 	nk := len(p.types)
-	at := make([]int, p.prob.NumVars()) // j·nk + k, or -1
+	at := make([]int, p.prob.NumVars())
 	for v := range at {
 		at[v] = -1
 	}
@@ -423,6 +388,13 @@ func (p *Program) perShare(e Expr) ([][]float64, bool) {
 			}
 		}
 	}
+	return at
+}
+
+// perShare returns e's coefficient on each X_jk, or false if e holds
+// another variable.
+func (p *Program) perShare(e Expr) ([][]float64, bool) {
+	nk, at := len(p.types), p.shares()
 	d := make([][]float64, len(p.x))
 	for j := range d {
 		d[j] = make([]float64, nk)

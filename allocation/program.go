@@ -476,9 +476,12 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 	}
 	lay := p.layout(prob, p.exprPlaces(exprs))
 	start := p.start("max-min", lay)
-	crashing := !p.noCrash && len(exprs) >= cmp.Or(p.crashFrom, crashFrom)
-	if start == nil && crashing {
-		start = p.crash(ctx, prob, exprs, t, first)
+	var g *lagrangian // crash's view of the program, built once for both stages
+	if !p.noCrash && len(exprs) >= cmp.Or(p.crashFrom, crashFrom) {
+		g, _ = p.lagrangian(exprs)
+	}
+	if start == nil && g != nil {
+		start = p.crash(ctx, g, prob, t, first)
 	}
 	sol, used, err := p.solve(ctx, eng, prob, start, nil)
 	if err != nil {
@@ -509,8 +512,8 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 	// Not stage one's basis, which makes a slow start here; but its pair
 	// columns, which hold t at t*.
 	start = p.start("tie-break", lay)
-	if start == nil && crashing {
-		start = p.crashTieBreak(ctx, prob, exprs, tieBreak, tStar-1e-9*math.Abs(tStar), t, first)
+	if start == nil && g != nil {
+		start = p.crashTieBreak(ctx, g, prob, tieBreak, tStar-1e-9*math.Abs(tStar), t, first)
 	}
 	sol2, _, err := p.solve(ctx, eng, prob, start, used)
 	switch {
