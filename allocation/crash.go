@@ -65,18 +65,10 @@ func (p *Program) crash(ctx context.Context, g *lagrangian, prob *lp.Problem, t,
 }
 
 // search returns the prices and the level crash builds its basis at, or
-// false where capacity does not hold t* back: every job then reaches as
-// far as the one that reaches least (t* is t's upper bound), and crash's
-// basis would be the wrong one. Such LPs are quick from the slack basis.
-// It gives up, with false, once ctx is done.
+// false where capacity does not hold t* back (see capped), where crash's
+// basis would be the wrong one. It gives up, with false, once ctx is done.
 func (g *lagrangian) search(ctx context.Context) ([]float64, float64, bool) {
-	lambda := make([]float64, len(g.capacity))
-	for k := range lambda {
-		lambda[k] = 1 / (float64(len(lambda)) * g.capacity[k])
-	}
-	if g.fits(lambda, g.reach) {
-		return nil, 0, false
-	}
+	lambda := g.uniform()
 	// The first search prices t per unit, as if no job's round were full:
 	// C is then linear in t, and its root comes at once.
 	if lambda = g.prices(lambda, 0); lambda == nil {
@@ -96,6 +88,34 @@ func (g *lagrangian) search(ctx context.Context) ([]float64, float64, bool) {
 	// fits can miss a t* at the reach; C below 1 there tells.
 	c, _, _, ok := g.plans(lambda, level)
 	return lambda, level, ok && c >= 1-1e-9
+}
+
+// uniform returns prices that weigh every GPU of the cluster alike, split
+// evenly among the types: Σ_k N_k λ_k = 1.
+func (g *lagrangian) uniform() []float64 {
+	lambda := make([]float64, len(g.capacity))
+	for k := range lambda {
+		lambda[k] = 1 / (float64(len(lambda)) * g.capacity[k])
+	}
+	return lambda
+}
+
+// capped returns, where capacity does not hold t* back, the jobs' cheapest
+// plans at their reach, which is then t*: no job reaches beyond it, and
+// the plans, which reach it, fit every type. It tries one set of prices,
+// uniform; false leaves the question to the LP. Weighted gavel.las has
+// this shape, where t* is the least weighted job's whole round, and the
+// LP took 2,048 pivots to find what the plans show at once.
+func (g *lagrangian) capped() ([]plan, bool) {
+	lambda := g.uniform()
+	if !g.fits(lambda, g.reach) {
+		return nil, false
+	}
+	plans := make([]plan, len(g.a))
+	for j := range plans {
+		plans[j], _ = g.cheapest(lambda, j, g.reach)
+	}
+	return plans, true
 }
 
 // lagrangian is a max-min program seen through the prices of its
@@ -341,14 +361,13 @@ func (g *lagrangian) basis(p *Program, prob *lp.Problem, lambda []float64, level
 	return p.complete(b, basics, full, lambda, ties)
 }
 
-// crashTieBreak returns a starting basis for MaximizeMin's second stage,
-// prob: maximize tieBreak subject to every expression at least floor (t's
-// lower bound), or nil where the program is not of crash's shape or
-// tieBreak holds anything but X_jk. Stage one's basis makes a slow start
-// there; the slack basis, thousands of dear pivots, as in stage one.
+// pricedTieBreak is MaximizeMin's second stage, maximize tieBreak subject
+// to every expression at least floor (t's lower bound), seen through the
+// prices of the capacity rows. Stage one's basis makes a slow start there;
+// the slack basis, thousands of dear pivots, as in stage one.
 //
-// Pricing the capacity rows again, each job j picks, alone, the shares
-// that earn the most tie-break net of their priced GPUs,
+// With the capacity rows priced, each job j picks, alone, the shares that
+// earn the most tie-break net of their priced GPUs,
 //
 //	max_x Σ_k (d_jk − λ_k c_jk) x_k   subject to   a_j·x ≥ floor,   Σ_k x_k ≤ 1,   x ≥ 0,
 //
@@ -356,20 +375,31 @@ func (g *lagrangian) basis(p *Program, prob *lp.Problem, lambda []float64, level
 // whole round, or two types sharing the whole round at the floor. The
 // prices that minimize the dual function D(λ) = λ·N + Σ_j profit_j(λ)
 // are found by cutting planes (D is the maximum of the affine functions
-// its plans define), and the basis holds each job's plan at them.
-func (p *Program) crashTieBreak(ctx context.Context, g *lagrangian, prob *lp.Problem, tieBreak Expr, floor float64, t, first int) *lp.Basis {
+// its plans define). From them, margin solves the stage over the few jobs
+// near a tie, or basis starts the engine on the whole of it.
+type pricedTieBreak struct {
+	g      *lagrangian
+	d      [][]float64 // d[j][k]: the tie-break per unit of X_jk
+	lambda []float64
+	floor  float64
+}
+
+// priceTieBreak returns the second stage priced, or false where the
+// program is not of crash's shape, tieBreak holds anything but X_jk, or
+// ctx is done.
+func (p *Program) priceTieBreak(ctx context.Context, g *lagrangian, tieBreak Expr, floor float64) (*pricedTieBreak, bool) {
 	if !(floor > 0) {
-		return nil
+		return nil, false
 	}
 	d, ok := p.perShare(tieBreak)
 	if !ok {
-		return nil
+		return nil, false
 	}
 	lambda, _, ok := g.tieBreakPrices(ctx, d, floor)
 	if !ok {
-		return nil
+		return nil, false
 	}
-	return g.tieBreakBasis(p, prob, d, lambda, floor, t, first)
+	return &pricedTieBreak{g: g, d: d, lambda: lambda, floor: floor}, true
 }
 
 // shares returns, for each variable of the base program, j·nk + k if it is
@@ -415,19 +445,19 @@ type vertex struct {
 	xk, xl float64
 }
 
-// best returns job j's most profitable vertex at prices lambda, and its
-// profit; false if the floor is out of the job's reach.
-func (g *lagrangian) best(d [][]float64, lambda []float64, j int, floor float64) (vertex, float64, bool) {
+// best returns job j's most profitable vertex at prices lambda, its
+// profit, and the profit of the next most profitable; false if the floor
+// is out of the job's reach.
+func (g *lagrangian) best(d [][]float64, lambda []float64, j int, floor float64) (vertex, float64, float64, bool) {
 	a := g.a[j]
-	out, most := vertex{k: -1, l: -1}, math.Inf(-1)
-	unit := func(k int) float64 { return d[j][k] - lambda[k]*g.gpus[j] } // profit per share of k
+	out, most, next := vertex{k: -1, l: -1}, math.Inf(-1), math.Inf(-1)
 	try := func(v vertex) {
-		gain := v.xk * unit(v.k)
-		if v.l >= 0 {
-			gain += v.xl * unit(v.l)
-		}
-		if gain > most {
-			out, most = v, gain
+		gain := g.gain(d, lambda, j, v)
+		switch {
+		case gain > most:
+			out, most, next = v, gain, most
+		case gain > next:
+			next = gain
 		}
 	}
 	for k := range a {
@@ -448,7 +478,17 @@ func (g *lagrangian) best(d [][]float64, lambda []float64, j int, floor float64)
 			}
 		}
 	}
-	return out, most, out.k >= 0
+	return out, most, next, out.k >= 0
+}
+
+// gain is what vertex v earns job j at prices lambda: its tie-break net of
+// its priced GPUs.
+func (g *lagrangian) gain(d [][]float64, lambda []float64, j int, v vertex) float64 {
+	gain := v.xk * (d[j][v.k] - lambda[v.k]*g.gpus[j])
+	if v.l >= 0 {
+		gain += v.xl * (d[j][v.l] - lambda[v.l]*g.gpus[j])
+	}
+	return gain
 }
 
 // tieBreakPrices returns the prices, in [0, Λ] for a Λ far above any
@@ -560,7 +600,7 @@ func lowest(cuts []cut, lo, hi []float64) ([]float64, float64) {
 func (g *lagrangian) tieBreakPlans(d [][]float64, lambda []float64, floor float64) (float64, []float64, bool) {
 	value, u := 0.0, make([]float64, len(g.capacity))
 	for j := range g.a {
-		v, _, ok := g.best(d, lambda, j, floor)
+		v, _, _, ok := g.best(d, lambda, j, floor)
 		if !ok {
 			return 0, nil, false
 		}
@@ -574,8 +614,10 @@ func (g *lagrangian) tieBreakPlans(d [][]float64, lambda []float64, floor float6
 	return value, u, true
 }
 
-// tieBreakBasis builds crashTieBreak's basis at prices lambda.
-func (g *lagrangian) tieBreakBasis(p *Program, prob *lp.Problem, d [][]float64, lambda []float64, floor float64, t, first int) *lp.Basis {
+// basis returns a starting basis for the second stage, prob: each job's
+// best plan at the prices, and the jobs nearest a tie to fill the count.
+func (s *pricedTieBreak) basis(p *Program, prob *lp.Problem, first int) *lp.Basis {
+	g, d, lambda, floor := s.g, s.d, s.lambda, s.floor
 	b := &lp.Basis{Vars: make([]lp.BasisStatus, prob.NumVars()), Rows: make([]lp.BasisStatus, prob.NumRows())}
 	for v := range b.Vars {
 		b.Vars[v] = lp.AtLower
@@ -584,7 +626,7 @@ func (g *lagrangian) tieBreakBasis(p *Program, prob *lp.Problem, d [][]float64, 
 	full := make([]bool, len(g.a))
 	var ties []tie
 	for j := range g.a {
-		v, gain, ok := g.best(d, lambda, j, floor)
+		v, gain, _, ok := g.best(d, lambda, j, floor)
 		if !ok {
 			return nil
 		}

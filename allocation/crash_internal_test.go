@@ -138,24 +138,27 @@ func TestBestByHand(t *testing.T) {
 		floor  float64
 		want   vertex
 		gain   float64
+		next   float64 // the runner-up's gain
 	}{
-		{[]float64{0, 0}, 2, vertex{k: 1, l: -1, xk: 1}, 4},
+		// B at the floor and the pair at the floor each earn 2.
+		{[]float64{0, 0}, 2, vertex{k: 1, l: -1, xk: 1}, 4, 2},
 		// per share A earns 1, B 0.5: ⅔·1 + ⅓·0.5 beats B's 0.5 and 0.25.
-		{[]float64{0, 3.5}, 2, vertex{k: 0, l: 1, xk: 2.0 / 3, xl: 1.0 / 3}, 5.0 / 6},
+		{[]float64{0, 3.5}, 2, vertex{k: 0, l: 1, xk: 2.0 / 3, xl: 1.0 / 3}, 5.0 / 6, 0.5},
 		// B loses 6 a share: the pair loses least.
-		{[]float64{0, 10}, 2, vertex{k: 0, l: 1, xk: 2.0 / 3, xl: 1.0 / 3}, 2.0/3 - 2},
+		{[]float64{0, 10}, 2, vertex{k: 0, l: 1, xk: 2.0 / 3, xl: 1.0 / 3}, 2.0/3 - 2, -3},
 		// A alone reaches 0.5, and earns 1 all round.
-		{[]float64{0, 10}, 0.5, vertex{k: 0, l: -1, xk: 1}, 1},
+		{[]float64{0, 10}, 0.5, vertex{k: 0, l: -1, xk: 1}, 1, 0.5},
 		// B at the floor, ⅛ of a round, loses 6/8; A at the floor loses 1.
-		{[]float64{3, 10}, 0.5, vertex{k: 1, l: -1, xk: 0.125}, -0.75},
+		{[]float64{3, 10}, 0.5, vertex{k: 1, l: -1, xk: 0.125}, -0.75, -1},
 	} {
-		got, gain, ok := g.best(d, c.lambda, 0, c.floor)
+		got, gain, next, ok := g.best(d, c.lambda, 0, c.floor)
 		if !ok || got.k != c.want.k || got.l != c.want.l || math.Abs(got.xk-c.want.xk) > 1e-15 ||
-			math.Abs(got.xl-c.want.xl) > 1e-15 || math.Abs(gain-c.gain) > 1e-15 {
-			t.Errorf("λ %v, floor %v: %+v earning %v, want %+v earning %v", c.lambda, c.floor, got, gain, c.want, c.gain)
+			math.Abs(got.xl-c.want.xl) > 1e-15 || math.Abs(gain-c.gain) > 1e-15 || math.Abs(next-c.next) > 1e-15 {
+			t.Errorf("λ %v, floor %v: %+v earning %v (next %v), want %+v earning %v (next %v)",
+				c.lambda, c.floor, got, gain, next, c.want, c.gain, c.next)
 		}
 	}
-	if _, _, ok := g.best(d, []float64{0, 0}, 0, 5); ok {
+	if _, _, _, ok := g.best(d, []float64{0, 0}, 0, 5); ok {
 		t.Error("a floor of 5 is out of the job's reach, but it has a plan")
 	}
 }
@@ -239,34 +242,13 @@ func TestCrashSameOptimum(t *testing.T) {
 	for i := range cases {
 		cc := newCrashCase(r)
 		for _, s := range Solvers() {
-			crashed, slack := cc.program(s), cc.program(s)
-			slack.noCrash = true
+			crashed := cc.program(s)
 			terms := cc.terms(crashed)
 			if terms == nil {
 				continue
 			}
-			got, err := crashed.MaximizeMin(context.Background(), terms, Sum(terms...))
-			if err != nil {
-				t.Fatalf("case %d, %v: %v", i, s, err)
-			}
-			want, err := slack.MaximizeMin(context.Background(), cc.terms(slack), Sum(cc.terms(slack)...))
-			if err != nil {
-				t.Fatalf("case %d, %v, slack start: %v", i, s, err)
-			}
-			// The engines hold rows to 1e-7 (CLP's primal tolerance): a start
-			// can end a little below the floor, and a little above the
-			// total.
+			_, want := sameOptimum(t, i, cc, crashed, terms)
 			tie := Sum(terms...)
-			if !nearRel(got.Objective, want.Objective, 1e-7) || !nearRel(crashed.Eval(tie, got), slack.Eval(tie, want), 1e-6) {
-				t.Errorf("case %d, %v: t* %v and total %v, from the slack basis %v and %v",
-					i, s, got.Objective, crashed.Eval(tie, got), want.Objective, slack.Eval(tie, want))
-			}
-			for j, e := range terms {
-				if y := crashed.Eval(e, got); y < got.Objective*(1-1e-7) {
-					t.Errorf("case %d, %v: job %d's term %v under t* = %v", i, s, j, y, got.Objective)
-				}
-			}
-			checkShares(t, crashed, got)
 			g, ok := crashed.lagrangian(terms)
 			if !ok {
 				t.Fatalf("case %d: not of crash's shape", i)
@@ -275,8 +257,8 @@ func TestCrashSameOptimum(t *testing.T) {
 				d, _ := crashed.perShare(tie)
 				if _, dual, ok := g.tieBreakPrices(context.Background(), d, want.Objective*(1-1e-9)); ok {
 					tieBroken++
-					if !nearRel(dual, slack.Eval(tie, want), 1e-6) {
-						t.Errorf("case %d: the tie-break's dual value %v, its optimum %v", i, dual, slack.Eval(tie, want))
+					if !nearRel(dual, crashed.Eval(tie, want), 1e-6) {
+						t.Errorf("case %d: the tie-break's dual value %v, its optimum %v", i, dual, crashed.Eval(tie, want))
 					}
 				}
 			}
@@ -300,6 +282,38 @@ func TestCrashSameOptimum(t *testing.T) {
 	if searched < cases/4 || shared < cases/20 || tieBroken < cases/2 {
 		t.Errorf("only %d of %d cases searched, %d with a job on two types, %d priced in the tie-break", searched, cases, shared, tieBroken)
 	}
+}
+
+// sameOptimum solves MaximizeMin over terms on p, which has cc's jobs,
+// and on cc's program from the slack basis, checks that both reach the
+// same t* and tie-break total (the sum of the terms) and that p's
+// allocation is feasible, and returns the two results.
+func sameOptimum(t *testing.T, i int, cc crashCase, p *Program, terms []Expr) (got, want *Result) {
+	t.Helper()
+	slack := cc.program(p.Solver)
+	slack.noCrash = true
+	got, err := p.MaximizeMin(context.Background(), terms, Sum(terms...))
+	if err != nil {
+		t.Fatalf("case %d, %v: %v", i, p.Solver, err)
+	}
+	want, err = slack.MaximizeMin(context.Background(), cc.terms(slack), Sum(cc.terms(slack)...))
+	if err != nil {
+		t.Fatalf("case %d, %v, slack start: %v", i, p.Solver, err)
+	}
+	// The engines hold rows to 1e-7 (CLP's primal tolerance): a start can
+	// end a little below the floor, and a little above the total.
+	tie := Sum(terms...)
+	if !nearRel(got.Objective, want.Objective, 1e-7) || !nearRel(p.Eval(tie, got), slack.Eval(tie, want), 1e-6) {
+		t.Errorf("case %d, %v: t* %v and total %v, from the slack basis %v and %v",
+			i, p.Solver, got.Objective, p.Eval(tie, got), want.Objective, slack.Eval(tie, want))
+	}
+	for j, e := range terms {
+		if y := p.Eval(e, got); y < got.Objective*(1-1e-7) {
+			t.Errorf("case %d, %v: job %d's term %v under t* = %v", i, p.Solver, j, y, got.Objective)
+		}
+	}
+	checkShares(t, p, got)
+	return got, want
 }
 
 func nearRel(a, b, rel float64) bool {

@@ -77,9 +77,21 @@
 // took 20.3 ms instead of 257 with CLP, and 27.4 ms instead of 411 with
 // the pure-Go engine (BenchmarkCrash); the policies' figures are beside it
 // in docs/performance.md (gavel's BenchmarkLASEqualWeights, and
-// BenchmarkPolicy for gavel.ftf and gavel.makespan). Where capacity does
-// not hold t* back, because a job's own reach does, stage one keeps the
-// slack start, which is quick there.
+// BenchmarkPolicy for gavel.ftf and gavel.makespan).
+//
+// Two cases need less than the whole LP. Where capacity does not hold t*
+// back, because a job's own reach does (weighted gavel.las, where the
+// heaviest jobs bound t*), the jobs' cheapest plans at their reach fit
+// every type, and that proves t* without an LP: the Result's Engine is
+// then "reach". And the tie-break's prices decide every job but those
+// near a tie: the tie-break fixes the others at their plans and solves
+// the LP of the few left, over the capacity the rest leave, then prices
+// the fixed jobs at that LP's duals and brings in any whose plan no
+// longer earns the most, until none does. The result is then optimal for
+// the whole LP by duality (TestMarginSameOptimum starts it from random
+// prices as well, and compares it with the slack start). Where more than
+// a quarter of the jobs stay near a tie (equal weights), the whole LP is
+// solved from the crash basis.
 //
 // # Differences from Gavel's code
 //

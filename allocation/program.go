@@ -143,6 +143,13 @@ type Program struct {
 	// positive, replaces crashFrom's default (tests crash small programs).
 	noCrash   bool
 	crashFrom int
+	// marginAll lets margin hold every job (tests reach it on small
+	// programs); marginFrom, if not nil, replaces the prices margin starts
+	// from (tests start it far from the optimum); and trace, if not nil,
+	// counts what margin did.
+	marginAll  bool
+	marginFrom []float64
+	trace      *marginTrace
 	// everyPair solves with every pair column from the start instead of
 	// by column generation: the reference the tests compare against.
 	everyPair bool
@@ -395,7 +402,9 @@ type Result struct {
 	// Pairs holds each pair's shares P_ck, one row per Pair given to
 	// NewProgram, cleaned like X.
 	Pairs [][]float64
-	// Engine names the LP engine that solved the program.
+	// Engine names the LP engine that solved the program, or is "reach"
+	// where MaximizeMin's t* is the expressions' least upper bound, which
+	// capacity did not hold back, and no engine solved for it.
 	Engine string
 	// Bottleneck, set by MaximizeMin, reports for each expression whether
 	// it is certainly held at t*: no allocation keeps every expression at
@@ -475,35 +484,17 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 		prob.AddRow(-e.constant, lp.Inf, row...)
 	}
 	lay := p.layout(prob, p.exprPlaces(exprs))
-	start := p.start("max-min", lay)
 	var g *lagrangian // crash's view of the program, built once for both stages
 	if !p.noCrash && len(exprs) >= cmp.Or(p.crashFrom, crashFrom) {
 		g, _ = p.lagrangian(exprs)
 	}
-	if start == nil && g != nil {
-		start = p.crash(ctx, g, prob, t, first)
+	res, used, err := p.stageOne(ctx, eng, prob, g, lay, bounds, t, first)
+	if err != nil || len(tieBreak.terms) == 0 {
+		return res, err
 	}
-	sol, used, err := p.solve(ctx, eng, prob, start, nil)
-	if err != nil {
-		return nil, err
-	}
-	p.keep("max-min", lay, sol.Basis)
-	x, pairs := p.matrix(sol.X)
-	res := &Result{Objective: sol.Objective, X: x, Pairs: pairs, Engine: sol.Engine,
-		Bottleneck: make([]bool, len(exprs))}
-	// Raising e_i's requirement above t* lowers the optimum when its row's
-	// dual is nonzero; an expression already at its own upper bound cannot
-	// rise either. The duals of these rows and of t's bound sum to 1, so at
-	// least one expression qualifies.
-	for i := range exprs {
-		res.Bottleneck[i] = math.Abs(sol.Duals[first+i]) > 1e-9 ||
-			bounds[i] <= sol.Objective+1e-9*math.Max(1, math.Abs(sol.Objective))
-	}
-	if len(tieBreak.terms) == 0 {
-		return res, nil
-	}
-	tStar := sol.Objective
-	prob.SetBounds(t, tStar-1e-9*math.Abs(tStar), lp.Inf) // relative: t* may be tiny
+	tStar := res.Objective
+	floor := tStar - 1e-9*math.Abs(tStar) // relative: t* may be tiny
+	prob.SetBounds(t, floor, lp.Inf)
 	prob.SetObjective(t, 0)
 	for _, tm := range tieBreak.terms {
 		_, _, c := prob.Var(tm.Var)
@@ -511,15 +502,25 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 	}
 	// Not stage one's basis, which makes a slow start here; but its pair
 	// columns, which hold t at t*.
-	start = p.start("tie-break", lay)
+	start := p.start("tie-break", lay)
 	if start == nil && g != nil {
-		start = p.crashTieBreak(ctx, g, prob, tieBreak, tStar-1e-9*math.Abs(tStar), t, first)
+		if s, ok := p.priceTieBreak(ctx, g, tieBreak, floor); ok {
+			x, err := p.margin(ctx, eng, prob, s, t)
+			if err != nil {
+				return nil, err
+			}
+			if x != nil {
+				res.X, res.Pairs = p.matrix(x)
+				return res, nil
+			}
+			start = s.basis(p, prob, first)
+		}
 	}
-	sol2, _, err := p.solve(ctx, eng, prob, start, used)
+	sol, _, err := p.solve(ctx, eng, prob, start, used)
 	switch {
 	case err == nil:
-		p.keep("tie-break", lay, sol2.Basis)
-		res.X, res.Pairs = p.matrix(sol2.X)
+		p.keep("tie-break", lay, sol.Basis)
+		res.X, res.Pairs = p.matrix(sol.X)
 	case ctx.Err() != nil:
 		return nil, err
 	case errors.Is(err, lp.ErrInfeasible), errors.Is(err, lp.ErrNumerical):
@@ -528,6 +529,62 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 		return nil, err
 	}
 	return res, nil
+}
+
+// byReach is the Engine of a Result whose t* no engine solved for: the
+// jobs' reach, which capacity did not hold back (see capped). The
+// tie-break, if any, still solves an LP.
+const byReach = "reach"
+
+// stageOne maximizes t over prob, MaximizeMin's first stage, and returns
+// the result and the pair columns it used.
+func (p *Program) stageOne(ctx context.Context, eng lp.Engine, prob *lp.Problem, g *lagrangian, lay *layout, bounds []float64, t, first int) (*Result, []bool, error) {
+	n := len(bounds)
+	res := &Result{Bottleneck: make([]bool, n)}
+	if g != nil {
+		if plans, ok := g.capped(); ok {
+			res.Objective, res.Engine = slices.Min(bounds), byReach
+			res.X, res.Pairs = p.matrix(p.planned(prob, g, plans))
+			for i, b := range bounds {
+				res.Bottleneck[i] = b <= res.Objective+1e-9*math.Max(1, math.Abs(res.Objective))
+			}
+			return res, nil, nil
+		}
+	}
+	start := p.start("max-min", lay)
+	if start == nil && g != nil {
+		start = p.crash(ctx, g, prob, t, first)
+	}
+	sol, used, err := p.solve(ctx, eng, prob, start, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.keep("max-min", lay, sol.Basis)
+	res.Objective, res.Engine = sol.Objective, sol.Engine
+	res.X, res.Pairs = p.matrix(sol.X)
+	// Raising e_i's requirement above t* lowers the optimum when its row's
+	// dual is nonzero; an expression already at its own upper bound cannot
+	// rise either. The duals of these rows and of t's bound sum to 1, so at
+	// least one expression qualifies.
+	for i := range n {
+		res.Bottleneck[i] = math.Abs(sol.Duals[first+i]) > 1e-9 ||
+			bounds[i] <= sol.Objective+1e-9*math.Max(1, math.Abs(sol.Objective))
+	}
+	return res, used, nil
+}
+
+// planned returns the values of prob's variables where each job j of g
+// takes plans[j] at g's reach.
+func (p *Program) planned(prob *lp.Problem, g *lagrangian, plans []plan) []float64 {
+	x := make([]float64, prob.NumVars())
+	for j, pl := range plans {
+		if pl.l < 0 {
+			x[p.x[j][pl.k]] = g.reach / g.a[j][pl.k]
+			continue
+		}
+		x[p.x[j][pl.k]], x[p.x[j][pl.l]] = 1-pl.xl, pl.xl
+	}
+	return x
 }
 
 // matrix extracts X and the pair shares from an LP solution: clamped into
