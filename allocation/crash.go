@@ -378,28 +378,23 @@ func (g *lagrangian) basis(p *Program, prob *lp.Problem, lambda []float64, level
 // its plans define). From them, margin solves the stage over the few jobs
 // near a tie, or basis starts the engine on the whole of it.
 type pricedTieBreak struct {
-	g      *lagrangian
-	d      [][]float64 // d[j][k]: the tie-break per unit of X_jk
-	lambda []float64
-	floor  float64
+	g     *lagrangian
+	d     [][]float64 // d[j][k]: the tie-break per unit of X_jk
+	floor float64
 }
 
-// priceTieBreak returns the second stage priced, or false where the
-// program is not of crash's shape, tieBreak holds anything but X_jk, or
-// ctx is done.
-func (p *Program) priceTieBreak(ctx context.Context, g *lagrangian, tieBreak Expr, floor float64) (*pricedTieBreak, bool) {
-	if !(floor > 0) {
+// priceTieBreak returns the second stage seen through its prices, or
+// false where there is no crash's view g, the program is not of crash's
+// shape, or tieBreak holds anything but X_jk.
+func (p *Program) priceTieBreak(g *lagrangian, tieBreak Expr, floor float64) (*pricedTieBreak, bool) {
+	if g == nil || !(floor > 0) {
 		return nil, false
 	}
 	d, ok := p.perShare(tieBreak)
 	if !ok {
 		return nil, false
 	}
-	lambda, _, ok := g.tieBreakPrices(ctx, d, floor)
-	if !ok {
-		return nil, false
-	}
-	return &pricedTieBreak{g: g, d: d, lambda: lambda, floor: floor}, true
+	return &pricedTieBreak{g: g, d: d, floor: floor}, true
 }
 
 // shares returns, for each variable of the base program, j·nk + k if it is
@@ -616,8 +611,8 @@ func (g *lagrangian) tieBreakPlans(d [][]float64, lambda []float64, floor float6
 
 // basis returns a starting basis for the second stage, prob: each job's
 // best plan at the prices, and the jobs nearest a tie to fill the count.
-func (s *pricedTieBreak) basis(p *Program, prob *lp.Problem, first int) *lp.Basis {
-	g, d, lambda, floor := s.g, s.d, s.lambda, s.floor
+func (s *pricedTieBreak) basis(p *Program, prob *lp.Problem, lambda []float64, first int) *lp.Basis {
+	g, d, floor := s.g, s.d, s.floor
 	b := &lp.Basis{Vars: make([]lp.BasisStatus, prob.NumVars()), Rows: make([]lp.BasisStatus, prob.NumRows())}
 	for v := range b.Vars {
 		b.Vars[v] = lp.AtLower

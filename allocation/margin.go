@@ -15,11 +15,18 @@ import (
 const (
 	marginRounds = 8
 	marginShare  = 4 // at most 1/marginShare of the jobs
+	// marginFew is the fewest jobs margin's first LP holds. From the last
+	// round's prices, after one arrival, BenchmarkWarm's 2048 jobs took
+	// LPs of 12, 225 and 891 jobs (and the whole LP after that) starting
+	// from 12, and one or two LPs of 32 or 33 starting from 32.
+	marginFew = 32
 )
 
-// margin solves the second stage, prob, over the jobs at the margin of
-// its priced optimum, and returns prob's optimal X (t at the floor); nil
-// with no error where it gives the stage to the whole LP.
+// margin solves the second stage, prob, over the jobs at the margin at
+// prices start, and returns prob's optimal X (t at the floor) and the
+// prices it ended at; nil with no error where it gives the stage to the
+// whole LP. Any prices do; the nearer the optimum's, the fewer the jobs and
+// the LPs.
 //
 // At the prices λ* that minimize D, every job whose best plan beats its
 // others takes that plan in every optimum; only the jobs near a tie split
@@ -35,48 +42,36 @@ const (
 //
 // The whole LP holds every job: on BenchmarkLAS's 2048 jobs CLP took
 // about 26 ms for it, most of it the fixed cost of its 4,000 rows.
-func (p *Program) margin(ctx context.Context, eng lp.Engine, prob *lp.Problem, s *pricedTieBreak, t int) ([]float64, error) {
-	g, start := s.g, s.lambda
-	if p.marginFrom != nil {
-		start = p.marginFrom
-	}
+func (p *Program) margin(ctx context.Context, eng lp.Engine, prob *lp.Problem, s *pricedTieBreak, start []float64, t int) ([]float64, []float64, error) {
+	g := s.g
 	n := len(g.a)
-	plans, order := make([]vertex, n), make([]int, n)
+	plans := make([]vertex, n)
 	gap := make([]float64, n) // how far each job's best plan leads its next
 	for j := range n {
 		v, most, next, ok := g.best(s.d, start, j, s.floor)
 		if !ok {
-			return nil, nil
+			return nil, nil, nil
 		}
-		plans[j], gap[j], order[j] = v, most-next, j
+		plans[j], gap[j] = v, most-next
 	}
-	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(gap[x], gap[y]) })
 	tol := priceTolerance * max(1, s.largest())
-	in := make([]bool, n)
-	joined := 0
-	for _, j := range order { // the jobs near a tie, and a few more
-		if gap[j] > tol && joined >= 4*len(g.capacity) {
-			break
-		}
-		in[j] = true
-		joined++
-	}
+	in, joined := nearTie(gap, tol)
 	for range marginRounds {
 		if joined > n/marginShare && !p.marginAll {
-			return nil, nil
+			return nil, nil, nil
 		}
 		p.trace.add(traceLPs, 1)
 		x, sub, capacity, back := p.restrictJobs(prob, s, plans, in, t)
 		sol, err := eng.Solve(ctx, sub)
 		switch {
 		case ctx.Err() != nil:
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		case errors.Is(err, lp.ErrInfeasible):
 			p.trace.add(traceInfeasible, 1)
-			joined = joinNext(in, order, joined, max(joined, 1))
+			joined = joinNext(in, gap, joined, max(joined, 1))
 			continue
 		case err != nil:
-			return nil, nil
+			return nil, nil, nil
 		}
 		lambda := make([]float64, len(capacity))
 		for k, r := range capacity {
@@ -100,26 +95,58 @@ func (p *Program) margin(ctx context.Context, eng lp.Engine, prob *lp.Problem, s
 			for i, v := range back {
 				x[v] = sol.X[i]
 			}
-			return x, nil
+			return x, lambda, nil
 		}
 	}
-	return nil, nil
+	return nil, nil, nil
 }
 
-// joinNext marks the next more jobs of order, nearest a tie first, as in,
-// and returns how many are in.
-func joinNext(in []bool, order []int, joined, more int) int {
-	for _, j := range order {
-		if more == 0 {
-			break
-		}
-		if !in[j] {
+// nearTie returns which jobs margin's first LP holds, and how many: those
+// whose best plan leads by at most tol, and at least the marginFew whose
+// lead is least.
+func nearTie(gap []float64, tol float64) ([]bool, int) {
+	in := make([]bool, len(gap))
+	joined := 0
+	var nearest []candidate // the least leads beyond tol, least first
+	for j, d := range gap {
+		if d <= tol {
 			in[j] = true
 			joined++
-			more--
+			continue
+		}
+		if len(nearest) == marginFew && d >= nearest[marginFew-1].d {
+			continue
+		}
+		if len(nearest) < marginFew {
+			nearest = append(nearest, candidate{})
+		}
+		i := len(nearest) - 1
+		for ; i > 0 && nearest[i-1].d > d; i-- {
+			nearest[i] = nearest[i-1]
+		}
+		nearest[i] = candidate{j, d}
+	}
+	for _, c := range nearest[:max(0, min(len(nearest), marginFew-joined))] {
+		in[c.v] = true
+		joined++
+	}
+	return in, joined
+}
+
+// joinNext marks the more jobs whose best plan leads least of those not
+// yet in as in, and returns how many are in.
+func joinNext(in []bool, gap []float64, joined, more int) int {
+	var out []candidate
+	for j, d := range gap {
+		if !in[j] {
+			out = append(out, candidate{j, d})
 		}
 	}
-	return joined
+	slices.SortFunc(out, func(x, y candidate) int { return cmp.Or(cmp.Compare(x.d, y.d), cmp.Compare(x.v, y.v)) })
+	for _, c := range out[:min(more, len(out))] {
+		in[c.v] = true
+	}
+	return joined + min(more, len(out))
 }
 
 // largest returns the tie-break's largest coefficient, in magnitude.

@@ -1,6 +1,7 @@
 package allocation
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -11,7 +12,8 @@ import (
 // floor, shares within capacity. Margin holds every job here, so that it
 // runs on small programs; the cases cover each of its paths: solved at
 // once, jobs its prices bring in, and fixed plans that overfill a type;
-// half of them from random prices rather than the tie-break's optimum.
+// half of them from random prices, as warm starts keep them, rather than
+// from the tie-break's optimum.
 func TestMarginSameOptimum(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 17))
 	var trace marginTrace
@@ -23,10 +25,12 @@ func TestMarginSameOptimum(t *testing.T) {
 			fast := cc.program(s)
 			fast.marginAll, fast.trace = true, &trace
 			if i%2 == 1 { // far from the optimum: most fixed plans are wrong
-				fast.marginFrom = make([]float64, len(fast.types))
-				for k := range fast.marginFrom {
-					fast.marginFrom[k] = r.Float64() * 10 / fast.capacity[k]
+				fast.Remember(&Warm{}, ids(len(cc.gpus)))
+				random := make([]float64, len(fast.types))
+				for k := range random {
+					random[k] = r.Float64() * 10 / fast.capacity[k]
 				}
+				fast.keepPrices(random)
 			}
 			terms := cc.terms(fast)
 			if terms == nil {
@@ -59,4 +63,13 @@ func checkBottlenecks(t *testing.T, i int, got, want []bool) {
 			t.Errorf("case %d: expression %d is a bottleneck, but not the LP's", i, j)
 		}
 	}
+}
+
+// ids returns n job IDs.
+func ids(n int) []string {
+	out := make([]string, n)
+	for j := range out {
+		out[j] = fmt.Sprint("job-", j)
+	}
+	return out
 }

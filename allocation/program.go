@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/dlsched/dlsched/internal/lp"
 )
@@ -144,12 +145,9 @@ type Program struct {
 	noCrash   bool
 	crashFrom int
 	// marginAll lets margin hold every job (tests reach it on small
-	// programs); marginFrom, if not nil, replaces the prices margin starts
-	// from (tests start it far from the optimum); and trace, if not nil,
-	// counts what margin did.
-	marginAll  bool
-	marginFrom []float64
-	trace      *marginTrace
+	// programs), and trace, if not nil, counts what margin did.
+	marginAll bool
+	trace     *marginTrace
 	// everyPair solves with every pair column from the start instead of
 	// by column generation: the reference the tests compare against.
 	everyPair bool
@@ -483,7 +481,9 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 		row = append(append(row[:0], e.terms...), lp.Term{Var: t, Coef: -1})
 		prob.AddRow(-e.constant, lp.Inf, row...)
 	}
-	lay := p.layout(prob, p.exprPlaces(exprs))
+	// Only a solve by the engine needs the layout, to start warm and to
+	// keep its basis.
+	lay := sync.OnceValue(func() *layout { return p.layout(prob, p.exprPlaces(exprs)) })
 	var g *lagrangian // crash's view of the program, built once for both stages
 	if !p.noCrash && len(exprs) >= cmp.Or(p.crashFrom, crashFrom) {
 		g, _ = p.lagrangian(exprs)
@@ -500,26 +500,57 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 		_, _, c := prob.Var(tm.Var)
 		prob.SetObjective(tm.Var, c+tm.Coef)
 	}
-	// Not stage one's basis, which makes a slow start here; but its pair
-	// columns, which hold t at t*.
-	start := p.start("tie-break", lay)
-	if start == nil && g != nil {
-		if s, ok := p.priceTieBreak(ctx, g, tieBreak, floor); ok {
-			x, err := p.margin(ctx, eng, prob, s, t)
-			if err != nil {
-				return nil, err
-			}
-			if x != nil {
-				res.X, res.Pairs = p.matrix(x)
-				return res, nil
-			}
-			start = s.basis(p, prob, first)
+	return p.stageTwo(ctx, eng, prob, g, lay, res, used, tieBreak, floor, t, first)
+}
+
+// stageTwo maximizes tieBreak over prob, MaximizeMin's second stage with
+// t at least floor, and sets res's shares to the optimum. Where crash's
+// view g applies, it solves over the jobs near a tie (see margin), from
+// the last prices warm kept, else from the prices of the optimum unless
+// there is a warm basis to start the engine from. The whole LP, from a
+// warm basis or crash's, is its fallback.
+func (p *Program) stageTwo(ctx context.Context, eng lp.Engine, prob *lp.Problem, g *lagrangian, lay func() *layout, res *Result, used []bool,
+	tieBreak Expr, floor float64, t, first int) (*Result, error) {
+	whole := func(start *lp.Basis) (*Result, error) {
+		return p.tieBreakLP(ctx, eng, prob, lay, res, used, start)
+	}
+	s, ok := p.priceTieBreak(g, tieBreak, floor)
+	if !ok {
+		return whole(p.start("tie-break", lay()))
+	}
+	prices := p.tiePrices()
+	if prices == nil {
+		if start := p.start("tie-break", lay()); start != nil {
+			return whole(start)
+		}
+		if prices, _, ok = g.tieBreakPrices(ctx, s.d, floor); !ok {
+			return whole(nil)
 		}
 	}
+	x, lambda, err := p.margin(ctx, eng, prob, s, prices, t)
+	switch {
+	case err != nil:
+		return nil, err
+	case x != nil:
+		p.keepPrices(lambda)
+		res.X, res.Pairs = p.matrix(x)
+		return res, nil
+	}
+	if start := p.start("tie-break", lay()); start != nil {
+		return whole(start)
+	}
+	return whole(s.basis(p, prob, prices, first))
+}
+
+// tieBreakLP solves the second stage, prob, whole by the engine from
+// start, and sets res's shares to its optimum; where it fails numerically
+// res keeps stage one's.
+func (p *Program) tieBreakLP(ctx context.Context, eng lp.Engine, prob *lp.Problem, lay func() *layout, res *Result, used []bool, start *lp.Basis) (*Result, error) {
+	p.keepPrices(nil) // the basis is the start to take next
 	sol, _, err := p.solve(ctx, eng, prob, start, used)
 	switch {
 	case err == nil:
-		p.keep("tie-break", lay, sol.Basis)
+		p.keep("tie-break", lay(), sol.Basis)
 		res.X, res.Pairs = p.matrix(sol.X)
 	case ctx.Err() != nil:
 		return nil, err
@@ -538,7 +569,7 @@ const byReach = "reach"
 
 // stageOne maximizes t over prob, MaximizeMin's first stage, and returns
 // the result and the pair columns it used.
-func (p *Program) stageOne(ctx context.Context, eng lp.Engine, prob *lp.Problem, g *lagrangian, lay *layout, bounds []float64, t, first int) (*Result, []bool, error) {
+func (p *Program) stageOne(ctx context.Context, eng lp.Engine, prob *lp.Problem, g *lagrangian, lay func() *layout, bounds []float64, t, first int) (*Result, []bool, error) {
 	n := len(bounds)
 	res := &Result{Bottleneck: make([]bool, n)}
 	if g != nil {
@@ -551,7 +582,7 @@ func (p *Program) stageOne(ctx context.Context, eng lp.Engine, prob *lp.Problem,
 			return res, nil, nil
 		}
 	}
-	start := p.start("max-min", lay)
+	start := p.start("max-min", lay())
 	if start == nil && g != nil {
 		start = p.crash(ctx, g, prob, t, first)
 	}
@@ -559,7 +590,7 @@ func (p *Program) stageOne(ctx context.Context, eng lp.Engine, prob *lp.Problem,
 	if err != nil {
 		return nil, nil, err
 	}
-	p.keep("max-min", lay, sol.Basis)
+	p.keep("max-min", lay(), sol.Basis)
 	res.Objective, res.Engine = sol.Objective, sol.Engine
 	res.X, res.Pairs = p.matrix(sol.X)
 	// Raising e_i's requirement above t* lowers the optimum when its row's

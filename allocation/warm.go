@@ -30,6 +30,45 @@ import (
 type Warm struct {
 	mu     sync.Mutex
 	stages map[string]*record
+	// prices are the capacity prices at which MaximizeMin's tie-break
+	// last ended over the jobs near a tie (see margin), by type.
+	prices map[Accelerator]float64
+}
+
+// tiePrices returns the tie-break's last prices for the program's types,
+// or nil where there are none or some type has none.
+func (p *Program) tiePrices() []float64 {
+	if p.warm == nil {
+		return nil
+	}
+	p.warm.mu.Lock()
+	defer p.warm.mu.Unlock()
+	lambda := make([]float64, len(p.types))
+	for k, a := range p.types {
+		x, ok := p.warm.prices[a]
+		if !ok {
+			return nil
+		}
+		lambda[k] = x
+	}
+	return lambda
+}
+
+// keepPrices remembers lambda as the tie-break's last prices; nil forgets
+// them.
+func (p *Program) keepPrices(lambda []float64) {
+	if p.warm == nil {
+		return
+	}
+	p.warm.mu.Lock()
+	defer p.warm.mu.Unlock()
+	p.warm.prices = nil
+	if lambda != nil {
+		p.warm.prices = make(map[Accelerator]float64, len(lambda))
+		for k, x := range lambda {
+			p.warm.prices[p.types[k]] = x
+		}
+	}
 }
 
 // record is where one stage's last solve ended. What belongs to a job (its

@@ -96,7 +96,8 @@ func TestWarmEqualsCold(t *testing.T) {
 // BenchmarkWarm times gavel.las on BenchmarkLAS's setup when one job has
 // arrived or left since the last call: cold, and warm-started from the last
 // call's bases, with the default engine and, under purego/, the pure-Go
-// one (both warm-start).
+// one (both warm-start). Each /parts run times the same decisions built,
+// solved and extracted, as BenchmarkLAS does.
 func BenchmarkWarm(b *testing.B) {
 	for _, solver := range []allocation.Solver{allocation.Auto, allocation.PureGo} {
 		prefix := ""
@@ -111,6 +112,9 @@ func BenchmarkWarm(b *testing.B) {
 			for _, warm := range []bool{false, true} {
 				b.Run(fmt.Sprintf("%sjobs=%d/warm=%v", prefix, n, warm), func(b *testing.B) {
 					benchWarm(b, &MaxMinFairness{Warm: warm, Solver: solver}, s, more)
+				})
+				b.Run(fmt.Sprintf("%sjobs=%d/warm=%v/parts", prefix, n, warm), func(b *testing.B) {
+					benchLAS(b, &MaxMinFairness{Warm: warm, Solver: solver}, more, s)
 				})
 			}
 		}
