@@ -31,9 +31,9 @@ const (
 
 // crash returns a starting basis for the max-min LP prob (built by
 // MaximizeMin over exprs, with t its variable and its max-min rows from
-// first on), or nil where the program is not of the shape it knows: one
-// expression per job, each its job's X_jk alone and without a constant,
-// with no pairs and no constrained rows.
+// first on) at prices lambda and level, which search found, or nil where
+// the program is not plain: one expression per job, each its job's X_jk
+// alone and without a constant, with no pairs and no constrained rows.
 //
 // From the slack basis, the simplex takes thousands of pivots on these
 // LPs, and when most jobs end at t* (equal weights) each pivot is dear:
@@ -56,9 +56,8 @@ const (
 // cheapest X_jk of the jobs closest to a tie, who are the jobs split
 // between types at the optimum. The engine starts there and pivots to the
 // optimum; at the prices' optimum the basis is optimal but for ties.
-func (p *Program) crash(ctx context.Context, g *lagrangian, prob *lp.Problem, t, first int) *lp.Basis {
-	lambda, level, ok := g.search(ctx)
-	if !ok {
+func (p *Program) crash(g *lagrangian, prob *lp.Problem, lambda []float64, level float64, t, first int) *lp.Basis {
+	if !g.plain {
 		return nil
 	}
 	return g.basis(p, prob, lambda, level, t, first)
@@ -113,47 +112,111 @@ func (g *lagrangian) capped() ([]plan, bool) {
 	}
 	plans := make([]plan, len(g.a))
 	for j := range plans {
-		plans[j], _ = g.cheapest(lambda, j, g.reach)
+		plans[j] = idle
+		if need := g.need(j, g.reach); need > 0 {
+			plans[j], _ = g.cheapest(lambda, j, need)
+		}
 	}
 	return plans, true
 }
 
 // lagrangian is a max-min program seen through the prices of its
-// capacity rows.
+// capacity rows. Each job has an expression, which must reach t, or a
+// floor, which its floor row (a Constrain row over its own shares, with no
+// upper bound) sets and 0 where it has none.
 type lagrangian struct {
-	a        [][]float64 // a[j][k]: job j's expression per unit of X_jk; 0 where it cannot run on k
+	a        [][]float64 // a[j][k]: job j's expression or floor row per unit of X_jk; 0 where it cannot run on k
 	gpus     []float64   // per job: the GPUs of type k one unit of X_jk holds
 	capacity []float64
-	reach    float64 // the largest t every job can reach within a round
+	reach    float64   // the largest t every job with an expression can reach within a round
+	expr     []int     // per job: the index of its expression, or -1
+	floor    []float64 // per job without an expression: its floor
+	// plain: job j has expression j, and there are no floor rows; crash's
+	// bases know only this shape.
+	plain bool
 }
 
-// lagrangian returns the program's, or false if the program is not of
-// crash's shape.
+// lagrangian returns the program's view for max-min over exprs (none for
+// a plain Maximize), or false if the program is not of its shape: no
+// pairs, every type with GPUs, each expression one job's own shares with
+// no constant and positive on each of them, at most one per job, and every
+// Constrain row a floor row of a job without an expression.
 func (p *Program) lagrangian(exprs []Expr) (*lagrangian, bool) {
-	if len(p.pairs) > 0 || len(exprs) != len(p.gpus) || len(p.rows) != p.baseRows() ||
-		slices.ContainsFunc(p.capacity, func(n float64) bool { return !(n > 0) }) {
+	if len(p.pairs) > 0 || slices.ContainsFunc(p.capacity, func(n float64) bool { return !(n > 0) }) {
 		return nil, false // a type without GPUs would have no price
 	}
-	nk, at := len(p.types), p.shares()
-	g := &lagrangian{a: make([][]float64, len(exprs)), gpus: make([]float64, len(exprs)), capacity: p.capacity, reach: math.Inf(1)}
-	for j, e := range exprs {
-		if e.constant != 0 {
+	n, at := len(p.gpus), p.shares()
+	g := &lagrangian{a: make([][]float64, n), gpus: make([]float64, n), capacity: p.capacity, reach: math.Inf(1),
+		expr: make([]int, n), floor: make([]float64, n), plain: len(exprs) == n}
+	for j := range n {
+		g.expr[j] = -1
+		g.gpus[j] = float64(p.Count(j) * p.gpus[j])
+	}
+	for i, e := range exprs {
+		j, ok := p.own(g, at, e.terms)
+		if !ok || e.constant != 0 || g.expr[j] >= 0 {
 			return nil, false
 		}
-		g.a[j] = make([]float64, nk)
-		for _, tm := range e.terms {
-			if tm.Var >= len(at) || at[tm.Var] < 0 || at[tm.Var]/nk != j {
-				return nil, false
-			}
-			g.a[j][at[tm.Var]%nk] += tm.Coef
-		}
-		if !slices.ContainsFunc(g.a[j], func(x float64) bool { return x > 0 }) {
-			return nil, false // t* is 0 or below: nothing to crash
-		}
-		g.gpus[j] = float64(p.Count(j) * p.gpus[j])
+		g.expr[j], g.plain = i, g.plain && i == j
 		g.reach = min(g.reach, slices.Max(g.a[j]))
 	}
+	for _, r := range p.rows {
+		if r.s.kind != slotRow {
+			continue
+		}
+		lower, upper, terms := p.prob.Row(r.s.n)
+		j, ok := p.own(g, at, terms)
+		if !ok || upper != lp.Inf || g.expr[j] >= 0 || g.floor[j] != 0 {
+			return nil, false
+		}
+		g.floor[j], g.plain = max(lower, 0), false
+	}
+	for j, a := range g.a {
+		if a == nil { // no expression, no floor: any share will do
+			g.a[j] = make([]float64, len(p.types))
+			for k, v := range p.x[j] {
+				if v >= 0 {
+					g.a[j][k] = 1
+				}
+			}
+		}
+	}
 	return g, true
+}
+
+// need returns what job j must reach at level t: t itself where it has an
+// expression, else its floor.
+func (g *lagrangian) need(j int, t float64) float64 {
+	if g.expr[j] >= 0 {
+		return t
+	}
+	return g.floor[j]
+}
+
+// own sets g.a[j] to terms' coefficients and returns j, where terms are
+// job j's own shares, each with a positive coefficient, and g has no row
+// of j's yet.
+func (p *Program) own(g *lagrangian, at []int, terms []lp.Term) (int, bool) {
+	nk, j := len(p.types), -1
+	for _, tm := range terms {
+		if tm.Var >= len(at) || at[tm.Var] < 0 || j >= 0 && at[tm.Var]/nk != j {
+			return 0, false
+		}
+		j = at[tm.Var] / nk
+	}
+	if j < 0 || g.a[j] != nil {
+		return 0, false
+	}
+	g.a[j] = make([]float64, nk)
+	for _, tm := range terms {
+		g.a[j][at[tm.Var]%nk] += tm.Coef
+	}
+	for k, v := range p.x[j] {
+		if v >= 0 && !(g.a[j][k] > 0) {
+			return 0, false
+		}
+	}
+	return j, true
 }
 
 // baseRows is the number of rows newProgram made: a time row per job with
@@ -178,19 +241,33 @@ func (g *lagrangian) round(lambda []float64, j, k int) float64 {
 }
 
 // plan is a job's cheapest way to reach t: type k alone for t/a_jk of a
-// round (l = -1), or k and l sharing the whole round, l for share xl.
+// round (l = -1), or k and l sharing the whole round, l for share xl; or
+// nothing (k = -1) where it need reach nothing.
 type plan struct {
 	k, l         int
 	xl           float64
 	cost, growth float64 // the cost, and its slope in t
+	next         float64 // the next cheapest plan's cost
 }
+
+// idle is the plan of a job that need reach nothing.
+var idle = plan{k: -1, l: -1}
 
 // cheapest returns job j's plan at prices lambda. With t = 0 it prices t
 // per unit as if a round held any share, so that the cost is t times its
 // growth; false means t is out of j's reach.
 func (g *lagrangian) cheapest(lambda []float64, j int, t float64) (plan, bool) {
 	a := g.a[j]
-	best := plan{k: -1, l: -1, cost: math.Inf(1), growth: math.Inf(1)}
+	best := plan{k: -1, l: -1, cost: math.Inf(1), growth: math.Inf(1), next: math.Inf(1)}
+	try := func(pl plan) {
+		switch {
+		case pl.cost < best.cost:
+			pl.next = best.cost
+			best = pl
+		case pl.cost < best.next:
+			best.next = pl.cost
+		}
+	}
 	for k := range a {
 		rk := g.round(lambda, j, k)
 		switch {
@@ -200,9 +277,7 @@ func (g *lagrangian) cheapest(lambda []float64, j int, t float64) (plan, bool) {
 				best = plan{k: k, l: -1, growth: c}
 			}
 		case a[k] >= t:
-			if c := t * rk / a[k]; c < best.cost {
-				best = plan{k: k, l: -1, cost: c, growth: rk / a[k]}
-			}
+			try(plan{k: k, l: -1, cost: t * rk / a[k], growth: rk / a[k]})
 		default: // k alone falls short of t: share the round with a faster l
 			for l := range a {
 				rl := g.round(lambda, j, l)
@@ -210,9 +285,7 @@ func (g *lagrangian) cheapest(lambda []float64, j int, t float64) (plan, bool) {
 					continue
 				}
 				xl := (t - a[k]) / (a[l] - a[k])
-				if c := rk + (rl-rk)*xl; c < best.cost {
-					best = plan{k: k, l: l, xl: xl, cost: c, growth: (rl - rk) / (a[l] - a[k])}
-				}
+				try(plan{k: k, l: l, xl: xl, cost: rk + (rl-rk)*xl, growth: (rl - rk) / (a[l] - a[k])})
 			}
 		}
 	}
@@ -226,16 +299,23 @@ func (g *lagrangian) cheapest(lambda []float64, j int, t float64) (plan, bool) {
 func (g *lagrangian) plans(lambda []float64, t float64) (c, slope float64, u []float64, ok bool) {
 	u = make([]float64, len(g.capacity))
 	for j := range g.a {
-		pl, ok := g.cheapest(lambda, j, t)
+		need := g.need(j, t)
+		if g.expr[j] < 0 && (t == 0 || !(need > 0)) {
+			continue // per unit of t floors cost nothing, nor does no floor
+		}
+		pl, ok := g.cheapest(lambda, j, need)
 		if !ok {
 			return 0, 0, nil, false
 		}
-		g.use(u, j, pl, t)
-		slope += pl.growth
-		if t == 0 {
+		g.use(u, j, pl, need)
+		switch {
+		case t == 0:
 			c += pl.growth
-		} else {
+		default:
 			c += pl.cost
+		}
+		if g.expr[j] >= 0 {
+			slope += pl.growth
 		}
 	}
 	return c, slope, u, true
@@ -446,7 +526,9 @@ type vertex struct {
 func (g *lagrangian) best(d [][]float64, lambda []float64, j int, floor float64) (vertex, float64, float64, bool) {
 	a := g.a[j]
 	out, most, next := vertex{k: -1, l: -1}, math.Inf(-1), math.Inf(-1)
+	found := false
 	try := func(v vertex) {
+		found = true
 		gain := g.gain(d, lambda, j, v)
 		switch {
 		case gain > most:
@@ -473,12 +555,18 @@ func (g *lagrangian) best(d [][]float64, lambda []float64, j int, floor float64)
 			}
 		}
 	}
-	return out, most, next, out.k >= 0
+	if !(floor > 0) {
+		try(vertex{k: -1, l: -1}) // idle
+	}
+	return out, most, next, found
 }
 
 // gain is what vertex v earns job j at prices lambda: its tie-break net of
 // its priced GPUs.
 func (g *lagrangian) gain(d [][]float64, lambda []float64, j int, v vertex) float64 {
+	if v.k < 0 {
+		return 0
+	}
 	gain := v.xk * (d[j][v.k] - lambda[v.k]*g.gpus[j])
 	if v.l >= 0 {
 		gain += v.xl * (d[j][v.l] - lambda[v.l]*g.gpus[j])
@@ -595,9 +683,12 @@ func lowest(cuts []cut, lo, hi []float64) ([]float64, float64) {
 func (g *lagrangian) tieBreakPlans(d [][]float64, lambda []float64, floor float64) (float64, []float64, bool) {
 	value, u := 0.0, make([]float64, len(g.capacity))
 	for j := range g.a {
-		v, _, _, ok := g.best(d, lambda, j, floor)
-		if !ok {
+		v, _, _, ok := g.best(d, lambda, j, g.need(j, floor))
+		switch {
+		case !ok:
 			return 0, nil, false
+		case v.k < 0:
+			continue
 		}
 		value += v.xk * d[j][v.k]
 		u[v.k] += v.xk * g.gpus[j]

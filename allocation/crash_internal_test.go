@@ -345,8 +345,10 @@ func checkShares(t *testing.T, p *Program, r *Result) {
 	}
 }
 
-// The shapes crash leaves alone: a constrained row, a constant, a pair,
-// an expression of two jobs.
+// The shapes the prices leave alone: a two-sided constrained row, a floor
+// row on a job with an expression, a constant, a pair, an expression of
+// two jobs, a type without GPUs; and those crash's bases leave alone, where
+// some job has no expression (with a floor row or without).
 func TestCrashShape(t *testing.T) {
 	c := Cluster{Servers: []Server{{ID: "a", Accelerator: "v100", GPUs: 1}}}
 	build := func(pairs ...Pair) (*Program, []Expr) {
@@ -354,17 +356,21 @@ func TestCrashShape(t *testing.T) {
 		return p, []Expr{p.Throughput(0), p.Throughput(1)}
 	}
 	p, e := build()
-	if _, ok := p.lagrangian(e); !ok {
+	if g, ok := p.lagrangian(e); !ok || !g.plain {
 		t.Fatal("two plain jobs: not of crash's shape")
 	}
 	for name, f := range map[string]func() (*Program, []Expr){
-		"constrained": func() (*Program, []Expr) { p, e := build(); p.Constrain(e[0], 0.1, 1); return p, e },
-		"constant":    func() (*Program, []Expr) { p, e := build(); e[1] = e[1].Plus(Constant(1)); return p, e },
+		"two-sided": func() (*Program, []Expr) { p, e := build(); p.Constrain(e[1], 0.1, 1); return p, e[:1] },
+		"floor on an expression": func() (*Program, []Expr) {
+			p, e := build()
+			p.Constrain(e[0], 0.1, math.Inf(1))
+			return p, e
+		},
+		"constant": func() (*Program, []Expr) { p, e := build(); e[1] = e[1].Plus(Constant(1)); return p, e },
 		"pair": func() (*Program, []Expr) {
 			return build(Pair{A: 0, B: 1, ThroughputA: []float64{0.5}, ThroughputB: []float64{0.5}})
 		},
 		"two jobs": func() (*Program, []Expr) { p, e := build(); e[0] = e[0].Plus(e[1]); return p, e },
-		"one term": func() (*Program, []Expr) { p, e := build(); return p, e[:1] },
 		"a type without GPUs": func() (*Program, []Expr) {
 			c := Cluster{Servers: []Server{{ID: "a", Accelerator: "v100", GPUs: 1}, {ID: "b", Accelerator: "k80"}}}
 			p := NewProgram(c, []int{1, 1}, [][]float64{{1, 1}, {2, 2}})
@@ -372,7 +378,16 @@ func TestCrashShape(t *testing.T) {
 		},
 	} {
 		if p, e := f(); func() bool { _, ok := p.lagrangian(e); return ok }() {
-			t.Errorf("%s: of crash's shape", name)
+			t.Errorf("%s: of the prices' shape", name)
+		}
+	}
+	for name, f := range map[string]func() (*Program, []Expr){
+		"one term": func() (*Program, []Expr) { p, e := build(); return p, e[:1] },
+		"a floor":  func() (*Program, []Expr) { p, e := build(); p.Constrain(e[1], 0.1, math.Inf(1)); return p, e[:1] },
+	} {
+		p, e := f()
+		if g, ok := p.lagrangian(e); !ok || g.plain {
+			t.Errorf("%s: of the prices' shape %v, plain %v; want true, false", name, ok, ok && g.plain)
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 // Margin's effort: the LPs it solves before it leaves the second stage to
 // the whole LP, and the share of the jobs it may hold in them.
 const (
-	marginRounds = 8
+	marginRounds = 16
 	marginShare  = 4 // at most 1/marginShare of the jobs
 	// marginFew is the fewest jobs margin's first LP holds. From the last
 	// round's prices, after one arrival, BenchmarkWarm's 2048 jobs took
@@ -48,7 +48,7 @@ func (p *Program) margin(ctx context.Context, eng lp.Engine, prob *lp.Problem, s
 	plans := make([]vertex, n)
 	gap := make([]float64, n) // how far each job's best plan leads its next
 	for j := range n {
-		v, most, next, ok := g.best(s.d, start, j, s.floor)
+		v, most, next, ok := g.best(s.d, start, j, g.need(j, s.floor))
 		if !ok {
 			return nil, nil, nil
 		}
@@ -61,8 +61,9 @@ func (p *Program) margin(ctx context.Context, eng lp.Engine, prob *lp.Problem, s
 			return nil, nil, nil
 		}
 		p.trace.add(traceLPs, 1)
-		x, sub, capacity, back := p.restrictJobs(prob, s, plans, in, t)
-		sol, err := eng.Solve(ctx, sub)
+		x := s.fixed(p, prob, plans, t)
+		r := p.restrict(prob, in, x, nil, t, false)
+		sol, err := eng.Solve(ctx, r.sub)
 		switch {
 		case ctx.Err() != nil:
 			return nil, nil, ctx.Err()
@@ -73,26 +74,23 @@ func (p *Program) margin(ctx context.Context, eng lp.Engine, prob *lp.Problem, s
 		case err != nil:
 			return nil, nil, nil
 		}
-		lambda := make([]float64, len(capacity))
-		for k, r := range capacity {
-			lambda[k] = max(sol.Duals[r], 0)
-		}
-		priced := 0
+		lambda := r.prices(sol)
+		var wrong []candidate
 		for j := range n {
 			if in[j] {
 				continue
 			}
-			_, most, _, _ := g.best(s.d, lambda, j, s.floor)
-			if most-g.gain(s.d, lambda, j, plans[j]) > tol {
-				in[j] = true
-				joined++
-				priced++
+			_, most, _, _ := g.best(s.d, lambda, j, g.need(j, s.floor))
+			if d := most - g.gain(s.d, lambda, j, plans[j]); d > tol {
+				wrong = append(wrong, candidate{j, d})
 			}
 		}
+		priced := enter(in, wrong, marginFew)
+		joined += priced
 		p.trace.add(tracePriced, priced)
 		if priced == 0 {
 			p.trace.add(traceSolved, 1)
-			for i, v := range back {
+			for i, v := range r.back {
 				x[v] = sol.X[i]
 			}
 			return x, lambda, nil
@@ -133,6 +131,21 @@ func nearTie(gap []float64, tol float64) ([]bool, int) {
 	return in, joined
 }
 
+// enter marks as in the jobs of wrong, whose plans are wrong by d, the
+// most wrong first and at most marginFew of them, and returns how many.
+// Their wrong plans all at once made LPs of hundreds of jobs, most of them
+// set right again by the first few.
+func enter(in []bool, wrong []candidate, most int) int {
+	if len(wrong) > most {
+		slices.SortFunc(wrong, func(x, y candidate) int { return cmp.Or(cmp.Compare(y.d, x.d), cmp.Compare(x.v, y.v)) })
+		wrong = wrong[:most]
+	}
+	for _, c := range wrong {
+		in[c.v] = true
+	}
+	return len(wrong)
+}
+
 // joinNext marks the more jobs whose best plan leads least of those not
 // yet in as in, and returns how many are in.
 func joinNext(in []bool, gap []float64, joined, more int) int {
@@ -149,6 +162,22 @@ func joinNext(in []bool, gap []float64, joined, more int) int {
 	return joined + min(more, len(out))
 }
 
+// fixed returns the values of prob's variables where every job takes its
+// plan and t is at the floor.
+func (s *pricedTieBreak) fixed(p *Program, prob *lp.Problem, plans []vertex, t int) []float64 {
+	x := make([]float64, prob.NumVars())
+	x[t] = s.floor
+	for j, v := range plans {
+		if v.k >= 0 {
+			x[p.x[j][v.k]] = v.xk
+		}
+		if v.l >= 0 {
+			x[p.x[j][v.l]] = v.xl
+		}
+	}
+	return x
+}
+
 // largest returns the tie-break's largest coefficient, in magnitude.
 func (s *pricedTieBreak) largest() float64 {
 	var big float64
@@ -160,58 +189,84 @@ func (s *pricedTieBreak) largest() float64 {
 	return big
 }
 
-// restrictJobs returns the second stage, prob, with every job not in at
-// its plan and t at the floor: x holds those values over prob's
-// variables, sub is the LP over the rest, capacity is each type's capacity
-// row in sub, and back is the variable of prob each of sub's is. A row
-// with nothing left to choose is dropped (the plans keep their own time
-// and floor rows), save capacity rows, whose duals margin needs.
-func (p *Program) restrictJobs(prob *lp.Problem, s *pricedTieBreak, plans []vertex, in []bool, t int) (x []float64, sub *lp.Problem, capacity, back []int) {
-	x = make([]float64, prob.NumVars())
-	x[t] = s.floor
+// restriction is prob over the jobs in alone: every other job's shares
+// are fixed, at c + e·t (e nil: at c), and, if t is a variable of sub, t
+// stays free; else it is fixed at c[t] too.
+type restriction struct {
+	sub      *lp.Problem
+	back     []int // per variable of sub: prob's
+	capacity []int // per type: its capacity row in sub
+	rows     []int // per row of prob: its row in sub, or -1
+	t        int   // t's variable in sub, or -1
+}
+
+// restrict returns prob restricted to the jobs in (see restriction). A
+// row with no shares left to choose is dropped, save capacity rows, whose
+// duals margin needs: the fixed plans keep their own rows, but for the
+// bounds on t that their shares between 0 and 1 ask, which the caller
+// checks.
+func (p *Program) restrict(prob *lp.Problem, in []bool, c, e []float64, t int, tFree bool) restriction {
+	r := restriction{sub: &lp.Problem{Sense: prob.Sense}, capacity: make([]int, len(p.types)), rows: make([]int, prob.NumRows()), t: -1}
 	index := make([]int, prob.NumVars())
 	for v := range index {
 		index[v] = -1
 	}
-	sub = &lp.Problem{Sense: prob.Sense}
+	if tFree {
+		r.t = r.sub.AddVar(prob.Var(t))
+		index[t] = r.t
+		r.back = append(r.back, t)
+	}
 	for j, row := range p.x {
-		if !in[j] {
-			x[row[plans[j].k]] = plans[j].xk
-			if plans[j].l >= 0 {
-				x[row[plans[j].l]] = plans[j].xl
-			}
-			continue
-		}
 		for _, v := range row {
-			if v >= 0 {
-				index[v] = sub.AddVar(prob.Var(v))
-				back = append(back, v)
+			if v >= 0 && in[j] {
+				index[v] = r.sub.AddVar(prob.Var(v))
+				r.back = append(r.back, v)
 			}
 		}
 	}
-	capacity = make([]int, len(p.types))
 	terms := make([]lp.Term, 0, 16)
 	for i := range prob.NumRows() {
 		lower, upper, row := prob.Row(i)
 		terms = terms[:0]
-		fixed := 0.0
+		shift, onT, free := 0.0, 0.0, false
 		for _, tm := range row {
-			if v := index[tm.Var]; v >= 0 {
+			switch v := index[tm.Var]; {
+			case v == r.t && v >= 0:
+				onT += tm.Coef
+			case v >= 0:
 				terms = append(terms, lp.Term{Var: v, Coef: tm.Coef})
-			} else {
-				fixed += tm.Coef * x[tm.Var]
+				free = true
+			default:
+				shift += tm.Coef * c[tm.Var]
+				if e != nil {
+					onT += tm.Coef * e[tm.Var]
+				}
 			}
 		}
 		isCapacity := i < len(p.rows) && p.rows[i].kind == 0 && p.rows[i].s.kind == slotCapacity
-		if len(terms) == 0 && !isCapacity {
+		r.rows[i] = -1
+		if !free && !isCapacity {
 			continue
 		}
-		r := sub.AddRow(lower-fixed, upper-fixed, terms...)
+		if onT != 0 {
+			terms = append(terms, lp.Term{Var: r.t, Coef: onT})
+		}
+		r.rows[i] = r.sub.AddRow(lower-shift, upper-shift, terms...)
 		if isCapacity {
-			capacity[p.rows[i].s.n] = r
+			r.capacity[p.rows[i].s.n] = r.rows[i]
 		}
 	}
-	return x, sub, capacity, back
+	return r
+}
+
+// prices returns the capacity rows' duals in sol, a solution of r's LP,
+// at least 0.
+func (r restriction) prices(sol *lp.Solution) []float64 {
+	lambda := make([]float64, len(r.capacity))
+	for k, row := range r.capacity {
+		lambda[k] = max(sol.Duals[row], 0)
+	}
+	return lambda
 }
 
 // marginTrace counts, for tests, what margin did: see the trace constants.

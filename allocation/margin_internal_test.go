@@ -1,7 +1,9 @@
 package allocation
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -12,8 +14,8 @@ import (
 // floor, shares within capacity. Margin holds every job here, so that it
 // runs on small programs; the cases cover each of its paths: solved at
 // once, jobs its prices bring in, and fixed plans that overfill a type;
-// half of them from random prices, as warm starts keep them, rather than
-// from the tie-break's optimum.
+// half of them from random prices in both stages, as warm starts keep
+// them, rather than from the optimum's.
 func TestMarginSameOptimum(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 17))
 	var trace marginTrace
@@ -26,11 +28,9 @@ func TestMarginSameOptimum(t *testing.T) {
 			fast.marginAll, fast.trace = true, &trace
 			if i%2 == 1 { // far from the optimum: most fixed plans are wrong
 				fast.Remember(&Warm{}, ids(len(cc.gpus)))
-				random := make([]float64, len(fast.types))
-				for k := range random {
-					random[k] = r.Float64() * 10 / fast.capacity[k]
+				for _, stage := range []string{"max-min", "tie-break"} {
+					fast.keepPrices(stage, randomPrices(r, fast))
 				}
-				fast.keepPrices(random)
 			}
 			terms := cc.terms(fast)
 			if terms == nil {
@@ -65,6 +65,15 @@ func checkBottlenecks(t *testing.T, i int, got, want []bool) {
 	}
 }
 
+// randomPrices returns prices for p's types, at random.
+func randomPrices(r *rand.Rand, p *Program) []float64 {
+	out := make([]float64, len(p.types))
+	for k := range out {
+		out[k] = r.Float64() * 10 / p.capacity[k]
+	}
+	return out
+}
+
 // ids returns n job IDs.
 func ids(n int) []string {
 	out := make([]string, n)
@@ -72,4 +81,121 @@ func ids(n int) []string {
 		out[j] = fmt.Sprint("job-", j)
 	}
 	return out
+}
+
+// Stage one over jobs that water-filling froze reaches the slack start's
+// optimum: the jobs held at the first level get floor rows, and the rest
+// are raised again, with the tie-break too, half of them from random
+// prices. Every bottleneck it names is certain: no allocation that keeps
+// the others at t* lifts it further.
+func TestMarginFloors(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 23))
+	var trace marginTrace
+	const cases = 200
+	for i := range cases {
+		cc := newCrashCase(r)
+		for _, s := range Solvers() {
+			first := cc.program(s)
+			first.noCrash = true
+			terms := cc.terms(first)
+			if terms == nil {
+				continue
+			}
+			res, err := first.MaximizeMin(context.Background(), terms, Expr{})
+			if err != nil {
+				t.Fatalf("case %d, %v: %v", i, s, err)
+			}
+			f := frozen{cc: cc, floor: make([]float64, len(terms))}
+			for j := range terms {
+				switch {
+				case res.Bottleneck[j]:
+					f.floor[j] = res.Objective * (1 - 1e-9)
+				case r.IntN(4) == 0: // a floor that does not bind
+					f.floor[j] = res.Objective / 2
+				default:
+					f.open = append(f.open, j)
+				}
+			}
+			if len(f.open) == 0 {
+				continue
+			}
+			fast, open := f.program(s)
+			fast.marginAll, fast.trace = true, &trace
+			if i%2 == 1 { // far from the optimum
+				fast.Remember(&Warm{}, ids(len(cc.gpus)))
+				fast.keepPrices("tie-break", randomPrices(r, fast))
+			}
+			slack, slackOpen := f.program(s)
+			slack.noCrash = true
+			got, err := fast.MaximizeMin(context.Background(), open, Sum(open...))
+			if err != nil {
+				t.Fatalf("case %d, %v: %v", i, s, err)
+			}
+			want, err := slack.MaximizeMin(context.Background(), slackOpen, Sum(slackOpen...))
+			if err != nil {
+				t.Fatalf("case %d, %v, slack start: %v", i, s, err)
+			}
+			tie := Sum(open...)
+			if !nearRel(got.Objective, want.Objective, 1e-7) || !nearRel(fast.Eval(tie, got), slack.Eval(tie, want), 1e-6) {
+				t.Errorf("case %d, %v: t* %v and total %v, from the slack basis %v and %v",
+					i, s, got.Objective, fast.Eval(tie, got), want.Objective, slack.Eval(tie, want))
+			}
+			checkShares(t, fast, got)
+			f.checkHeld(t, i, got)
+		}
+	}
+	t.Logf("margin %v (solved, LPs, infeasible, priced)", trace)
+	if trace[traceSolved] < cases/2 {
+		t.Errorf("margin solved only %d of %d cases", trace[traceSolved], cases)
+	}
+}
+
+// frozen is a crash case after a level of water-filling: floors for the
+// jobs not open.
+type frozen struct {
+	cc    crashCase
+	floor []float64 // per job not open
+	open  []int
+}
+
+// program returns the case's program with its floor rows, and the open
+// jobs' terms.
+func (f frozen) program(s Solver) (*Program, []Expr) {
+	p := f.cc.program(s)
+	terms := f.cc.terms(p)
+	var open []Expr
+	for j, e := range terms {
+		if slices.Contains(f.open, j) {
+			open = append(open, e)
+		} else {
+			p.Constrain(e, f.floor[j], math.Inf(1))
+		}
+	}
+	return p, open
+}
+
+// checkHeld checks that got names a bottleneck, and that no allocation
+// that keeps the floors and the open jobs at t* lifts any it names above
+// t*.
+func (f frozen) checkHeld(t *testing.T, i int, got *Result) {
+	t.Helper()
+	if !slices.Contains(got.Bottleneck, true) {
+		t.Errorf("case %d: no bottleneck", i)
+	}
+	for b, held := range got.Bottleneck {
+		if !held {
+			continue
+		}
+		p, open := f.program(Auto)
+		for _, e := range open {
+			p.Constrain(e, got.Objective*(1-1e-12), math.Inf(1))
+		}
+		// A job whose share buys little lifts it far on a little freed
+		// capacity: holding the others 1e-9 below t* let the LP's own
+		// bottlenecks rise 2e-5 on case 95.
+		res, err := p.Maximize(context.Background(), open[b])
+		if err == nil && res.Objective > got.Objective*(1+1e-6) {
+			t.Errorf("case %d: job %d named a bottleneck at %v, but reaches %v", i, f.open[b], got.Objective, res.Objective)
+		}
+	}
 }

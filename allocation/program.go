@@ -518,7 +518,7 @@ func (p *Program) stageTwo(ctx context.Context, eng lp.Engine, prob *lp.Problem,
 	if !ok {
 		return whole(p.start("tie-break", lay()))
 	}
-	prices := p.tiePrices()
+	prices := p.lastPrices("tie-break")
 	if prices == nil {
 		if start := p.start("tie-break", lay()); start != nil {
 			return whole(start)
@@ -532,11 +532,11 @@ func (p *Program) stageTwo(ctx context.Context, eng lp.Engine, prob *lp.Problem,
 	case err != nil:
 		return nil, err
 	case x != nil:
-		p.keepPrices(lambda)
+		p.keepPrices("tie-break", lambda)
 		res.X, res.Pairs = p.matrix(x)
 		return res, nil
 	}
-	if start := p.start("tie-break", lay()); start != nil {
+	if start := p.start("tie-break", lay()); start != nil || !g.plain {
 		return whole(start)
 	}
 	return whole(s.basis(p, prob, prices, first))
@@ -546,7 +546,7 @@ func (p *Program) stageTwo(ctx context.Context, eng lp.Engine, prob *lp.Problem,
 // start, and sets res's shares to its optimum; where it fails numerically
 // res keeps stage one's.
 func (p *Program) tieBreakLP(ctx context.Context, eng lp.Engine, prob *lp.Problem, lay func() *layout, res *Result, used []bool, start *lp.Basis) (*Result, error) {
-	p.keepPrices(nil) // the basis is the start to take next
+	p.keepPrices("tie-break", nil) // the basis is the start to take next
 	sol, _, err := p.solve(ctx, eng, prob, start, used)
 	switch {
 	case err == nil:
@@ -572,6 +572,7 @@ const byReach = "reach"
 func (p *Program) stageOne(ctx context.Context, eng lp.Engine, prob *lp.Problem, g *lagrangian, lay func() *layout, bounds []float64, t, first int) (*Result, []bool, error) {
 	n := len(bounds)
 	res := &Result{Bottleneck: make([]bool, n)}
+	var start *lp.Basis
 	if g != nil {
 		if plans, ok := g.capped(); ok {
 			res.Objective, res.Engine = slices.Min(bounds), byReach
@@ -581,10 +582,18 @@ func (p *Program) stageOne(ctx context.Context, eng lp.Engine, prob *lp.Problem,
 			}
 			return res, nil, nil
 		}
+		one, basis, err := p.pricedStageOne(ctx, eng, prob, g, lay, bounds, t, first)
+		if err != nil || one != nil {
+			if one != nil {
+				res.Objective, res.Engine, res.Bottleneck = one.t, one.engine, one.bottleneck
+				res.X, res.Pairs = p.matrix(one.x)
+			}
+			return res, nil, err
+		}
+		start = basis
 	}
-	start := p.start("max-min", lay())
-	if start == nil && g != nil {
-		start = p.crash(ctx, g, prob, t, first)
+	if start == nil {
+		start = p.start("max-min", lay())
 	}
 	sol, used, err := p.solve(ctx, eng, prob, start, nil)
 	if err != nil {
@@ -604,13 +613,58 @@ func (p *Program) stageOne(ctx context.Context, eng lp.Engine, prob *lp.Problem,
 	return res, used, nil
 }
 
+// pricedStageOne solves a plain program's stage one over the jobs at the
+// margin (see marginLevel), from the last prices warm kept, else from
+// those crash's search finds. Where it leaves the stage to the whole LP,
+// it returns the start for it: a warm basis, or crash's.
+//
+// Programs with floor rows (water-filling's levels after the first) start
+// the engine from the last level's basis instead: from the last level's
+// prices, margin's LPs grew past a quarter of the jobs on most levels of
+// gavel.water-filling at 1024 jobs (BenchmarkPolicy), and searching
+// afresh at each level doubled the decision's time.
+func (p *Program) pricedStageOne(ctx context.Context, eng lp.Engine, prob *lp.Problem, g *lagrangian, lay func() *layout,
+	bounds []float64, t, first int) (*stageOne, *lp.Basis, error) {
+	if start := p.start("max-min", lay()); start != nil || !g.plain {
+		return nil, start, nil
+	}
+	prices, level, searched := p.lastPrices("max-min"), 0.0, false
+	for range 2 {
+		if prices == nil {
+			prices, level, searched = g.search(ctx)
+		}
+		if prices == nil {
+			break
+		}
+		one, err := p.marginLevel(ctx, eng, prob, g, prices, bounds, t, first)
+		if err != nil || one != nil {
+			if one != nil {
+				p.keepPrices("max-min", one.prices)
+			}
+			return one, nil, err
+		}
+		if searched {
+			break
+		}
+		prices = nil // the last prices were too far off: search
+	}
+	p.keepPrices("max-min", nil)
+	if !searched {
+		return nil, nil, nil
+	}
+	return nil, p.crash(g, prob, prices, level, t, first), nil
+}
+
 // planned returns the values of prob's variables where each job j of g
 // takes plans[j] at g's reach.
 func (p *Program) planned(prob *lp.Problem, g *lagrangian, plans []plan) []float64 {
 	x := make([]float64, prob.NumVars())
 	for j, pl := range plans {
-		if pl.l < 0 {
-			x[p.x[j][pl.k]] = g.reach / g.a[j][pl.k]
+		switch {
+		case pl.k < 0:
+			continue
+		case pl.l < 0:
+			x[p.x[j][pl.k]] = g.need(j, g.reach) / g.a[j][pl.k]
 			continue
 		}
 		x[p.x[j][pl.k]], x[p.x[j][pl.l]] = 1-pl.xl, pl.xl

@@ -30,14 +30,14 @@ import (
 type Warm struct {
 	mu     sync.Mutex
 	stages map[string]*record
-	// prices are the capacity prices at which MaximizeMin's tie-break
-	// last ended over the jobs near a tie (see margin), by type.
-	prices map[Accelerator]float64
+	// prices are, by stage, the capacity prices at which MaximizeMin's
+	// stage last ended over the jobs at the margin (see margin), by type.
+	prices map[string]map[Accelerator]float64
 }
 
-// tiePrices returns the tie-break's last prices for the program's types,
-// or nil where there are none or some type has none.
-func (p *Program) tiePrices() []float64 {
+// lastPrices returns stage's last prices for the program's types, or nil
+// where there are none or some type has none.
+func (p *Program) lastPrices(stage string) []float64 {
 	if p.warm == nil {
 		return nil
 	}
@@ -45,7 +45,7 @@ func (p *Program) tiePrices() []float64 {
 	defer p.warm.mu.Unlock()
 	lambda := make([]float64, len(p.types))
 	for k, a := range p.types {
-		x, ok := p.warm.prices[a]
+		x, ok := p.warm.prices[stage][a]
 		if !ok {
 			return nil
 		}
@@ -54,20 +54,23 @@ func (p *Program) tiePrices() []float64 {
 	return lambda
 }
 
-// keepPrices remembers lambda as the tie-break's last prices; nil forgets
-// them.
-func (p *Program) keepPrices(lambda []float64) {
+// keepPrices remembers lambda as stage's last prices; nil forgets them.
+func (p *Program) keepPrices(stage string, lambda []float64) {
 	if p.warm == nil {
 		return
 	}
 	p.warm.mu.Lock()
 	defer p.warm.mu.Unlock()
-	p.warm.prices = nil
+	if p.warm.prices == nil {
+		p.warm.prices = make(map[string]map[Accelerator]float64)
+	}
+	delete(p.warm.prices, stage)
 	if lambda != nil {
-		p.warm.prices = make(map[Accelerator]float64, len(lambda))
+		m := make(map[Accelerator]float64, len(lambda))
 		for k, x := range lambda {
-			p.warm.prices[p.types[k]] = x
+			m[p.types[k]] = x
 		}
+		p.warm.prices[stage] = m
 	}
 }
 
