@@ -53,45 +53,52 @@
 // A policy re-solves its program every round, while between two rounds the
 // jobs barely change. Program.Remember gives a program a Warm, which keeps
 // the optimal bases of its solves by job and type, so that the next round's
-// program starts where this one's ended. With CLP this cuts gavel.las on
-// 2048 jobs, after one arrival or departure, from 60 to 13 ms per decision
-// (gavel BenchmarkWarm, docs/performance.md); results equal a cold solve's
-// within the engine's tolerance, not bit for bit (gavel TestWarmEqualsCold).
-// Both engines take a start: CLP and the pure-Go sparse simplex.
+// program starts where this one's ended, and the prices its max-min
+// stages ended at (see below). gavel BenchmarkWarm times a decision after
+// one arrival or departure both ways (docs/performance.md); results equal
+// a cold solve's within the engine's tolerance, not bit for bit (gavel
+// TestWarmEqualsCold). Both engines take a start: CLP and the pure-Go
+// sparse simplex.
 //
-// # Cold starts
+// # Max-min programs by their prices
 //
-// MaximizeMin's two stages, with no warm start to take, start from bases
-// built from the prices of the capacity rows rather than from the slack
-// basis, where the program is one expression per job over that job's own
-// shares (gavel.las, gavel.ftf, gavel.makespan and the first level of
-// gavel.water-filling, without space sharing). With the capacity rows
-// priced, the jobs part ways: each picks its cheapest shares (stage one)
-// or its most profitable ones (the tie-break) alone. Cutting planes over
-// the handful of prices, and in stage one Newton's method over t, find the
-// prices of the optimum; each job's choice at those prices makes the
-// basis, and the engine pivots from there. The optimum is the LP's, as
-// from any start (TestCrashSameOptimum compares both, and checks the
-// prices' dual value against the tie-break's optimum). It matters where
-// most jobs end at t*, as with equal weights: stage one over 2048 such jobs
-// took 20.3 ms instead of 257 with CLP, and 27.4 ms instead of 411 with
-// the pure-Go engine (BenchmarkCrash); the policies' figures are beside it
-// in docs/performance.md (gavel's BenchmarkLASEqualWeights, and
-// BenchmarkPolicy for gavel.ftf and gavel.makespan).
+// MaximizeMin's programs are mostly one expression per job over that job's
+// own shares, with floor rows for the jobs water-filling froze (gavel.las,
+// gavel.ftf, gavel.makespan, gavel.water-filling, without space sharing).
+// With the capacity rows priced at λ rather than enforced, the jobs part
+// ways: each picks its cheapest shares to reach t (stage one) or its most
+// profitable ones at its floor (the tie-break) alone, and by LP duality
+// the prices of the optimum make each job's choice optimal. Cutting planes
+// over the handful of prices, and in stage one Newton's method over t,
+// find them. Three uses follow, each exact, none a heuristic.
 //
-// Two cases need less than the whole LP. Where capacity does not hold t*
-// back, because a job's own reach does (weighted gavel.las, where the
-// heaviest jobs bound t*), the jobs' cheapest plans at their reach fit
-// every type, and that proves t* without an LP: the Result's Engine is
-// then "reach". And the tie-break's prices decide every job but those
-// near a tie: the tie-break fixes the others at their plans and solves
-// the LP of the few left, over the capacity the rest leave, then prices
-// the fixed jobs at that LP's duals and brings in any whose plan no
-// longer earns the most, until none does. The result is then optimal for
-// the whole LP by duality (TestMarginSameOptimum starts it from random
-// prices as well, and compares it with the slack start). Where more than
-// a quarter of the jobs stay near a tie (equal weights), the whole LP is
-// solved from the crash basis.
+//   - Where capacity does not hold t* back, because a job's own reach does
+//     (weighted gavel.las, where the heaviest jobs bound t*), the jobs'
+//     cheapest plans at their reach fit every type, and that proves t*
+//     without an LP: the Result's Engine is then "reach".
+//   - The prices decide every job but those near a tie. So each stage fixes
+//     the others at their plans (in stage one, shares affine in t) and
+//     solves the LP of the few left over what capacity the rest leave, then
+//     prices the fixed jobs at that LP's capacity duals and brings in those
+//     whose plan is no longer their best, until none is: the result is then
+//     optimal for the whole LP, by duality. gavel.las at 2048 jobs solves
+//     over LPs of 32 to 64 jobs instead of the whole LP of 2,048
+//     (TestMarginSameOptimum and TestMarginFloors start it from random
+//     prices as well, compare it with the slack start, and check every
+//     bottleneck stage one names with an LP of its own).
+//   - Where more than a quarter of the jobs stay near a tie, the whole LP
+//     starts from a basis built from the prices instead of the slack basis
+//     (crash; TestCrashSameOptimum), which saves the engine thousands of
+//     pivots where most jobs end at t*, as with equal weights.
+//
+// A warm program keeps the prices each stage ended at, and starts the next
+// round's from them, with no search. Water-filling's levels after the
+// first, whose floor rows change every level, take the engine from the
+// last level's basis instead: from the last level's prices, the LPs of the
+// jobs near a tie grew past a quarter of the jobs on most levels. Times
+// are in docs/performance.md (gavel's BenchmarkLAS, BenchmarkWarm,
+// BenchmarkLASEqualWeights and BenchmarkPolicy, allocation's
+// BenchmarkCrash).
 //
 // # Differences from Gavel's code
 //

@@ -14,7 +14,9 @@ import (
 // shares by both IDs and type, a job's time and max-min rows by its ID, a
 // type's capacity row by the type, other rows by their order. Whatever does
 // not match starts as a cold solve would (a variable at zero, a row's slack
-// in the basis).
+// in the basis). For the max-min programs the package solves by their
+// prices (see the package documentation), it keeps each stage's last
+// capacity prices by type instead, and the next solve starts from them.
 //
 // A warm start changes where the engine starts, not the optimum it must
 // reach: results agree with a cold solve's within the engine's tolerance
