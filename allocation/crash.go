@@ -38,7 +38,9 @@ const (
 // From the slack basis, the simplex takes thousands of pivots on these
 // LPs, and when most jobs end at t* (equal weights) each pivot is dear:
 // stage one over 2048 such jobs took 257 ms with CLP, and 20.3 ms from
-// crash's basis, the crash included (BenchmarkCrash, docs/performance.md).
+// crash's basis, the crash included (BenchmarkCrash in docs/performance.md
+// at commit 6c76ef9; marginLevel now solves that stage without the whole
+// LP, and crash's basis is its fallback).
 // The basis comes from the prices λ_k of the capacity rows instead. With
 // the capacity rows priced rather than enforced, the jobs part ways: job j
 // reaches t at the least cost cost_j(t, λ) in priced GPUs, by one type

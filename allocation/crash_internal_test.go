@@ -392,8 +392,9 @@ func TestCrashShape(t *testing.T) {
 	}
 }
 
-// BenchmarkCrash times stage one of MaximizeMin (no tie-break) from
-// crash's basis and from the slack basis, with each engine, on
+// BenchmarkCrash times stage one of MaximizeMin (no tie-break) by its
+// prices (crash=true: marginLevel, or crash's basis where it gives up) and
+// from the slack basis, with each engine, on
 // BenchmarkLAS's setup in package gavel with equal weights: n jobs needing
 // 1, 2, 4 or 8 GPUs (70/10/15/5 %) on three types of n/4 GPUs each, every
 // job's term its throughput.
