@@ -75,8 +75,12 @@ func (p *Program) marginLevel(ctx context.Context, eng lp.Engine, prob *lp.Probl
 		joined += moved
 		p.trace.add(tracePriced, moved)
 		if moved == 0 {
+			one := g.levelResult(p, sol, r, c, e, plans, in, lambda, bounds, first)
+			if !satisfies(prob, one.x) {
+				return nil, nil
+			}
 			p.trace.add(traceSolved, 1)
-			return g.levelResult(p, sol, r, c, e, plans, in, lambda, bounds, first), nil
+			return one, nil
 		}
 	}
 	return nil, nil
