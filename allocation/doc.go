@@ -91,6 +91,12 @@
 //     (crash; TestCrashSameOptimum), which saves the engine thousands of
 //     pivots where most jobs end at t*, as with equal weights.
 //
+// Every result taken this way, or from a crash or warm basis, must hold
+// each row of the program to 1e-7 of the row's size. The engines' own
+// tolerances are absolute, and where t* is tiny beside the expressions'
+// coefficients they left floors short by a relative 0.2 %; such a stage is
+// solved again, whole, from the slack basis (TestWideRangeFloors).
+//
 // A warm program keeps the prices each stage ended at, and starts the next
 // round's from them, with no search. Water-filling's levels after the
 // first, whose floor rows change every level, take the engine from the
