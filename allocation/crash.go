@@ -31,9 +31,9 @@ const (
 
 // crash returns a starting basis for the max-min LP prob (built by
 // MaximizeMin over exprs, with t its variable and its max-min rows from
-// first on) at prices lambda and level, which search found, or nil where
-// the program is not plain: one expression per job, each its job's X_jk
-// alone and without a constant, with no pairs and no constrained rows.
+// first on) at prices lambda and level, which search found. The program
+// must be plain: one expression per job, each its job's X_jk alone and
+// without a constant, with no pairs and no constrained rows.
 //
 // From the slack basis, the simplex takes thousands of pivots on these
 // LPs, and when most jobs end at t* (equal weights) each pivot is dear:
@@ -58,11 +58,42 @@ const (
 // cheapest X_jk of the jobs closest to a tie, who are the jobs split
 // between types at the optimum. The engine starts there and pivots to the
 // optimum; at the prices' optimum the basis is optimal but for ties.
-func (p *Program) crash(g *lagrangian, prob *lp.Problem, lambda []float64, level float64, t, first int) *lp.Basis {
-	if !g.plain {
-		return nil
+func (g *lagrangian) crash(p *Program, prob *lp.Problem, lambda []float64, level float64, t, first int) *lp.Basis {
+	b := &lp.Basis{Vars: make([]lp.BasisStatus, prob.NumVars()), Rows: make([]lp.BasisStatus, prob.NumRows())}
+	for v := range b.Vars {
+		b.Vars[v] = lp.AtLower
 	}
-	return g.basis(p, prob, lambda, level, t, first)
+	b.Vars[t] = lp.Basic
+	basics := 1
+	full := make([]bool, len(g.a))
+	var ties []tie
+	for j := range g.a {
+		pl, ok := g.cheapest(lambda, j, level)
+		if !ok {
+			return nil
+		}
+		b.Vars[p.x[j][pl.k]] = lp.Basic
+		b.Rows[first+j] = lp.AtLower
+		basics++
+		if pl.l >= 0 {
+			b.Vars[p.x[j][pl.l]] = lp.Basic
+			basics++
+			full[j] = true
+			continue
+		}
+		next, gap := -1, math.Inf(1) // the next cheapest type per unit
+		for k := range g.a[j] {
+			if r := g.round(lambda, j, k); k != pl.k && !math.IsInf(r, 1) {
+				if d := r/g.a[j][k] - pl.growth; d < gap {
+					next, gap = k, d
+				}
+			}
+		}
+		if next >= 0 {
+			ties = append(ties, tie{p.x[j][next], gap / max(pl.growth, math.SmallestNonzeroFloat64)})
+		}
+	}
+	return p.complete(b, basics, full, lambda, ties)
 }
 
 // search returns the prices and the level crash builds its basis at, or
@@ -75,7 +106,7 @@ func (g *lagrangian) search(ctx context.Context) ([]float64, float64, bool) {
 	if lambda = g.prices(lambda, 0); lambda == nil {
 		return nil, 0, false
 	}
-	growth, _, _, _ := g.plans(lambda, 0)
+	growth, _, _, _ := g.plans(lambda, 0, nil)
 	level := g.level(lambda, min(1/growth, g.reach))
 	for range crashRounds {
 		if ctx.Err() != nil {
@@ -87,7 +118,7 @@ func (g *lagrangian) search(ctx context.Context) ([]float64, float64, bool) {
 		level = g.level(lambda, level)
 	}
 	// fits can miss a t* at the reach; C below 1 there tells.
-	c, _, _, ok := g.plans(lambda, level)
+	c, _, _, ok := g.plans(lambda, level, nil)
 	return lambda, level, ok && c >= 1-1e-9
 }
 
@@ -106,17 +137,17 @@ func (g *lagrangian) uniform() []float64 {
 // the plans, which reach it, fit every type. It tries one set of prices,
 // uniform; false leaves the question to the LP. Weighted gavel.las has
 // this shape, where t* is the least weighted job's whole round, and the
-// LP took 2,048 pivots to find what the plans show at once.
+// LP from the slack basis walked the jobs one by one to what the plans
+// show at once.
 func (g *lagrangian) capped() ([]plan, bool) {
-	lambda := g.uniform()
-	if !g.fits(lambda, g.reach) {
+	plans := make([]plan, len(g.a))
+	_, _, u, ok := g.plans(g.uniform(), g.reach, plans)
+	if !ok {
 		return nil, false
 	}
-	plans := make([]plan, len(g.a))
-	for j := range plans {
-		plans[j] = idle
-		if need := g.need(j, g.reach); need > 0 {
-			plans[j], _ = g.cheapest(lambda, j, need)
+	for k, x := range u {
+		if x > g.capacity[k] {
+			return nil, false
 		}
 	}
 	return plans, true
@@ -133,23 +164,24 @@ type lagrangian struct {
 	reach    float64   // the largest t every job with an expression can reach within a round
 	expr     []int     // per job: the index of its expression, or -1
 	floor    []float64 // per job without an expression: its floor
+	at       []int     // per variable of the base program: j·nk + k if it is X_jk, else -1
 	// plain: job j has expression j, and there are no floor rows; crash's
 	// bases know only this shape.
 	plain bool
 }
 
-// lagrangian returns the program's view for max-min over exprs (none for
-// a plain Maximize), or false if the program is not of its shape: no
-// pairs, every type with GPUs, each expression one job's own shares with
-// no constant and positive on each of them, at most one per job, and every
-// Constrain row a floor row of a job without an expression.
+// lagrangian returns the program's view for max-min over exprs, or false
+// if the program is not of its shape: no pairs, every type with GPUs, each
+// expression one job's own shares with no constant and positive on each
+// of them, at most one per job, and every Constrain row a floor row of a
+// job without an expression.
 func (p *Program) lagrangian(exprs []Expr) (*lagrangian, bool) {
 	if len(p.pairs) > 0 || slices.ContainsFunc(p.capacity, func(n float64) bool { return !(n > 0) }) {
 		return nil, false // a type without GPUs would have no price
 	}
 	n, at := len(p.gpus), p.shares()
 	g := &lagrangian{a: make([][]float64, n), gpus: make([]float64, n), capacity: p.capacity, reach: math.Inf(1),
-		expr: make([]int, n), floor: make([]float64, n), plain: len(exprs) == n}
+		expr: make([]int, n), floor: make([]float64, n), at: at, plain: len(exprs) == n}
 	for j := range n {
 		g.expr[j] = -1
 		g.gpus[j] = float64(p.Count(j) * p.gpus[j])
@@ -221,18 +253,6 @@ func (p *Program) own(g *lagrangian, at []int, terms []lp.Term) (int, bool) {
 	return j, true
 }
 
-// baseRows is the number of rows newProgram made: a time row per job with
-// more than one variable, and a capacity row per type.
-func (p *Program) baseRows() int {
-	n := len(p.types)
-	for _, r := range p.rows {
-		if r.kind == slotTime {
-			n++
-		}
-	}
-	return n
-}
-
 // round is what a round of job j on type k costs at prices lambda, +Inf
 // where it cannot run there.
 func (g *lagrangian) round(lambda []float64, j, k int) float64 {
@@ -295,19 +315,25 @@ func (g *lagrangian) cheapest(lambda []float64, j int, t float64) (plan, bool) {
 }
 
 // plans returns C(t, λ), its slope in t and the GPUs of each type the
-// jobs' cheapest plans hold; false if t is out of some job's reach. With
-// t = 0, C is the per-unit growth and the GPUs are per unit of t (see
-// cheapest).
-func (g *lagrangian) plans(lambda []float64, t float64) (c, slope float64, u []float64, ok bool) {
+// jobs' cheapest plans hold, and sets keep[j], if keep is not nil, to job
+// j's plan; false if t is out of some job's reach. With t = 0, C is the
+// per-unit growth and the GPUs are per unit of t (see cheapest).
+func (g *lagrangian) plans(lambda []float64, t float64, keep []plan) (c, slope float64, u []float64, ok bool) {
 	u = make([]float64, len(g.capacity))
 	for j := range g.a {
 		need := g.need(j, t)
 		if g.expr[j] < 0 && (t == 0 || !(need > 0)) {
+			if keep != nil {
+				keep[j] = idle
+			}
 			continue // per unit of t floors cost nothing, nor does no floor
 		}
 		pl, ok := g.cheapest(lambda, j, need)
 		if !ok {
 			return 0, 0, nil, false
+		}
+		if keep != nil {
+			keep[j] = pl
 		}
 		g.use(u, j, pl, need)
 		switch {
@@ -333,7 +359,7 @@ func (g *lagrangian) prices(start []float64, t float64) []float64 {
 	lambda, best, bestC := slices.Clone(start), slices.Clone(start), math.Inf(-1)
 	var cuts [][]float64 // per unit of each type's capacity
 	for range crashCuts {
-		c, _, u, ok := g.plans(lambda, t)
+		c, _, u, ok := g.plans(lambda, t, nil)
 		if !ok {
 			return nil
 		}
@@ -356,21 +382,6 @@ func (g *lagrangian) prices(start []float64, t float64) []float64 {
 	return best
 }
 
-// fits reports whether the jobs' cheapest plans at prices lambda for
-// level t fit every type's capacity: then t is feasible.
-func (g *lagrangian) fits(lambda []float64, t float64) bool {
-	_, _, u, ok := g.plans(lambda, t)
-	if !ok {
-		return false
-	}
-	for k, x := range u {
-		if x > g.capacity[k] {
-			return false
-		}
-	}
-	return true
-}
-
 // use adds to u the GPUs of each type plan pl of job j holds at level t
 // (with t = 0, per unit of t).
 func (g *lagrangian) use(u []float64, j int, pl plan, t float64) {
@@ -391,7 +402,7 @@ func (g *lagrangian) use(u []float64, j int, pl plan, t float64) {
 func (g *lagrangian) level(lambda []float64, t0 float64) float64 {
 	t := min(t0, g.reach)
 	for range 50 {
-		c, slope, _, ok := g.plans(lambda, t)
+		c, slope, _, ok := g.plans(lambda, t, nil)
 		if !ok || math.Abs(c-1) <= 1e-13 || !(slope > 0) {
 			return t
 		}
@@ -402,45 +413,6 @@ func (g *lagrangian) level(lambda []float64, t0 float64) float64 {
 		t = next
 	}
 	return t
-}
-
-// basis builds crash's basis at prices lambda and level t (see crash).
-func (g *lagrangian) basis(p *Program, prob *lp.Problem, lambda []float64, level float64, t, first int) *lp.Basis {
-	b := &lp.Basis{Vars: make([]lp.BasisStatus, prob.NumVars()), Rows: make([]lp.BasisStatus, prob.NumRows())}
-	for v := range b.Vars {
-		b.Vars[v] = lp.AtLower
-	}
-	b.Vars[t] = lp.Basic
-	basics := 1
-	full := make([]bool, len(g.a))
-	var ties []tie
-	for j := range g.a {
-		pl, ok := g.cheapest(lambda, j, level)
-		if !ok {
-			return nil
-		}
-		b.Vars[p.x[j][pl.k]] = lp.Basic
-		b.Rows[first+j] = lp.AtLower
-		basics++
-		if pl.l >= 0 {
-			b.Vars[p.x[j][pl.l]] = lp.Basic
-			basics++
-			full[j] = true
-			continue
-		}
-		next, gap := -1, math.Inf(1) // the next cheapest type per unit
-		for k := range g.a[j] {
-			if r := g.round(lambda, j, k); k != pl.k && !math.IsInf(r, 1) {
-				if d := r/g.a[j][k] - pl.growth; d < gap {
-					next, gap = k, d
-				}
-			}
-		}
-		if next >= 0 {
-			ties = append(ties, tie{p.x[j][next], gap / max(pl.growth, math.SmallestNonzeroFloat64)})
-		}
-	}
-	return p.complete(b, basics, full, lambda, ties)
 }
 
 // pricedTieBreak is MaximizeMin's second stage, maximize tieBreak subject
@@ -472,7 +444,7 @@ func (p *Program) priceTieBreak(g *lagrangian, tieBreak Expr, floor float64) (*p
 	if g == nil || !(floor > 0) {
 		return nil, false
 	}
-	d, ok := p.perShare(tieBreak)
+	d, ok := g.perShare(tieBreak)
 	if !ok {
 		return nil, false
 	}
@@ -500,9 +472,9 @@ func (p *Program) shares() []int {
 
 // perShare returns e's coefficient on each X_jk, or false if e holds
 // another variable.
-func (p *Program) perShare(e Expr) ([][]float64, bool) {
-	nk, at := len(p.types), p.shares()
-	d := make([][]float64, len(p.x))
+func (g *lagrangian) perShare(e Expr) ([][]float64, bool) {
+	nk, at := len(g.capacity), g.at
+	d := make([][]float64, len(g.a))
 	for j := range d {
 		d[j] = make([]float64, nk)
 	}

@@ -254,7 +254,7 @@ func TestCrashSameOptimum(t *testing.T) {
 				t.Fatalf("case %d: not of crash's shape", i)
 			}
 			if s == Solvers()[0] {
-				d, _ := crashed.perShare(tie)
+				d, _ := g.perShare(tie)
 				if _, dual, ok := g.tieBreakPrices(context.Background(), d, want.Objective*(1-1e-9)); ok {
 					tieBroken++
 					if !nearRel(dual, crashed.Eval(tie, want), 1e-6) {
@@ -394,31 +394,11 @@ func TestCrashShape(t *testing.T) {
 
 // BenchmarkCrash times stage one of MaximizeMin (no tie-break) by its
 // prices (crash=true: marginLevel, or crash's basis where it gives up) and
-// from the slack basis, with each engine, on
-// BenchmarkLAS's setup in package gavel with equal weights: n jobs needing
-// 1, 2, 4 or 8 GPUs (70/10/15/5 %) on three types of n/4 GPUs each, every
-// job's term its throughput.
+// from the slack basis, with each engine, on lasLike's jobs with equal
+// weights, every job's term its throughput.
 func BenchmarkCrash(b *testing.B) {
 	for _, n := range []int{512, 2048} {
-		r := rand.New(rand.NewPCG(uint64(n), 1))
-		var c Cluster
-		for _, a := range []Accelerator{"k80", "p100", "v100"} {
-			c.Servers = append(c.Servers, Server{ID: string(a), Accelerator: a, GPUs: n / 4})
-		}
-		gpus, tput := make([]int, n), make([][]float64, n)
-		for j := range n {
-			switch u := r.Float64(); {
-			case u < 0.7:
-				gpus[j] = 1
-			case u < 0.8:
-				gpus[j] = 2
-			case u < 0.95:
-				gpus[j] = 4
-			default:
-				gpus[j] = 8
-			}
-			tput[j] = []float64{0.2 + r.Float64(), 0.5 + 2*r.Float64(), 1 + 3*r.Float64()}
-		}
+		c, gpus, tput := lasLike(n)
 		for _, crashed := range []bool{true, false} {
 			for _, s := range Solvers() {
 				b.Run(fmt.Sprintf("%v/jobs=%d/crash=%v", s, n, crashed), func(b *testing.B) {
@@ -427,6 +407,33 @@ func BenchmarkCrash(b *testing.B) {
 			}
 		}
 	}
+}
+
+// lasLike returns a setup like BenchmarkLAS's in package gavel, for n
+// jobs: its mix of jobs needing 1, 2, 4 or 8 GPUs (70/10/15/5 %), on three
+// types of n/4 GPUs each (one server per type), with throughputs drawn
+// from [0.2, 1.2], [0.5, 2.5] and [1, 4].
+func lasLike(n int) (Cluster, []int, [][]float64) {
+	r := rand.New(rand.NewPCG(uint64(n), 1))
+	var c Cluster
+	for _, a := range []Accelerator{"k80", "p100", "v100"} {
+		c.Servers = append(c.Servers, Server{ID: string(a), Accelerator: a, GPUs: n / 4})
+	}
+	gpus, tput := make([]int, n), make([][]float64, n)
+	for j := range n {
+		switch u := r.Float64(); {
+		case u < 0.7:
+			gpus[j] = 1
+		case u < 0.8:
+			gpus[j] = 2
+		case u < 0.95:
+			gpus[j] = 4
+		default:
+			gpus[j] = 8
+		}
+		tput[j] = []float64{0.2 + r.Float64(), 0.5 + 2*r.Float64(), 1 + 3*r.Float64()}
+	}
+	return c, gpus, tput
 }
 
 func benchCrash(b *testing.B, s Solver, c Cluster, gpus []int, tput [][]float64, crashed bool) {

@@ -81,11 +81,11 @@
 //     solves the LP of the few left over what capacity the rest leave, then
 //     prices the fixed jobs at that LP's capacity duals and brings in those
 //     whose plan is no longer their best, until none is: the result is then
-//     optimal for the whole LP, by duality. gavel.las at 2048 jobs solves
-//     over LPs of 32 to 64 jobs instead of the whole LP of 2,048
-//     (TestMarginSameOptimum and TestMarginFloors start it from random
-//     prices as well, compare it with the slack start, and check every
-//     bottleneck stage one names with an LP of its own).
+//     optimal for the whole LP, by duality. On gavel.las's kind of
+//     program at 2048 jobs the LPs hold 32 to 64 jobs instead of 2,048
+//     (TestMarginFewJobs; TestMarginSameOptimum and TestMarginFloors start
+//     from random prices as well, compare with the slack start, and check
+//     every bottleneck stage one names with an LP of its own).
 //   - Where more than a quarter of the jobs stay near a tie, the whole LP
 //     starts from a basis built from the prices instead of the slack basis
 //     (crash; TestCrashSameOptimum), which saves the engine thousands of
@@ -94,7 +94,7 @@
 // Every result taken this way, or from a crash or warm basis, must hold
 // each row of the program to 1e-7 of the row's size. The engines' own
 // tolerances are absolute, and where t* is tiny beside the expressions'
-// coefficients they left floors short by a relative 0.2 %; such a stage is
+// coefficients they left floors short by a relative 0.16 %; such a stage is
 // solved again, whole, from the slack basis (TestWideRangeFloors).
 //
 // A warm program keeps the prices each stage ended at, and starts the next

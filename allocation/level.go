@@ -50,12 +50,13 @@ func (p *Program) marginLevel(ctx context.Context, eng lp.Engine, prob *lp.Probl
 		plans[j], gap[j] = pl, pl.next-pl.cost
 	}
 	in, joined := nearTie(gap, 1e-9) // the plans cost 1 in all
+	c, e := g.affine(p, prob, plans)
 	for range marginRounds {
 		if joined > n/marginShare && !p.marginAll {
 			return nil, nil
 		}
 		p.trace.add(traceLPs, 1)
-		c, e := g.affine(p, prob, plans, in)
+		p.trace.hold(joined)
 		r := p.restrict(prob, in, c, e, t, true)
 		sol, err := eng.Solve(ctx, r.sub)
 		switch {
@@ -69,9 +70,7 @@ func (p *Program) marginLevel(ctx context.Context, eng lp.Engine, prob *lp.Probl
 			return nil, nil
 		}
 		level, lambda = sol.X[r.t], r.prices(sol)
-		// Up to doubling the LP each round: on water-filling's levels, when
-		// they came here, 32 a round took eight rounds to reach 256 jobs.
-		moved := g.reprice(plans, in, lambda, level, max(marginFew, joined))
+		moved := g.reprice(plans, in, lambda, level)
 		joined += moved
 		p.trace.add(tracePriced, moved)
 		if moved == 0 {
@@ -103,16 +102,13 @@ func normalize(lambda, capacity []float64) []float64 {
 	return out
 }
 
-// affine returns, for every share of a job not in, its value c + e·t under
-// the job's plan: t/a_jk on one type; on two, the split that reaches t in
-// a whole round. Every job has an expression: marginLevel takes plain
-// programs alone.
-func (g *lagrangian) affine(p *Program, prob *lp.Problem, plans []plan, in []bool) (c, e []float64) {
+// affine returns, for every share, its value c + e·t under its job's
+// plan: t/a_jk on one type; on two, the split that reaches t in a whole
+// round. Every job has an expression: marginLevel takes plain programs
+// alone. Only the values of jobs not in the LP are read.
+func (g *lagrangian) affine(p *Program, prob *lp.Problem, plans []plan) (c, e []float64) {
 	c, e = make([]float64, prob.NumVars()), make([]float64, prob.NumVars())
 	for j, pl := range plans {
-		if in[j] {
-			continue
-		}
 		a, vk := g.a[j], p.x[j][pl.k]
 		if pl.l < 0 {
 			e[vk] = 1 / a[pl.k]
@@ -128,15 +124,15 @@ func (g *lagrangian) affine(p *Program, prob *lp.Problem, plans []plan, in []boo
 // reprice marks as in, and counts, the jobs not in whose plan is no longer
 // valid at level t, or no longer their cheapest at prices lambda (see
 // enter).
-func (g *lagrangian) reprice(plans []plan, in []bool, lambda []float64, t float64, most int) int {
+func (g *lagrangian) reprice(plans []plan, in []bool, lambda []float64, t float64) int {
 	var total float64
 	for k, x := range lambda {
 		total += x * g.capacity[k]
 	}
-	// Relative to the plan's cost: at a level near 0 every cost is near 0,
-	// and a plan on a priced type where a free one would do cost 4e-10
-	// (TestMarginFloors).
-	floor := 1e-15 * total
+	// Relative to the plan's cost: costs scale with the level, and near a
+	// level of 0 an absolute tolerance would pass a plan on a priced type
+	// where a type at no price costs nothing.
+	tiny := 1e-15 * total
 	var wrong []candidate
 	for j, pl := range plans {
 		if in[j] {
@@ -147,11 +143,11 @@ func (g *lagrangian) reprice(plans []plan, in []bool, lambda []float64, t float6
 		switch d := cost - best.cost; {
 		case !g.valid(j, pl, t) || !ok:
 			wrong = append(wrong, candidate{j, math.Inf(1)})
-		case d > 1e-9*cost+floor:
+		case d > 1e-9*cost+tiny:
 			wrong = append(wrong, candidate{j, d / cost})
 		}
 	}
-	return enter(in, wrong, most)
+	return enter(in, wrong)
 }
 
 // valid reports whether plan pl of job j reaches need with shares in
@@ -200,7 +196,7 @@ func (g *lagrangian) levelResult(p *Program, sol *lp.Solution, r restriction, c,
 				}
 			}
 		}
-		out.bottleneck[i] = math.Abs(dual) > 1e-9 || bounds[i] <= level+1e-9*math.Max(1, math.Abs(level))
+		out.bottleneck[i] = math.Abs(dual) > 1e-9 || reached(bounds[i], level)
 	}
 	return out
 }

@@ -15,10 +15,11 @@ import (
 const (
 	marginRounds = 16
 	marginShare  = 4 // at most 1/marginShare of the jobs
-	// marginFew is the fewest jobs margin's first LP holds. From the last
-	// round's prices, after one arrival, BenchmarkWarm's 2048 jobs took
-	// LPs of 12, 225 and 891 jobs (and the whole LP after that) starting
-	// from 12, and one or two LPs of 32 or 33 starting from 32.
+	// marginFew is the fewest jobs a first LP holds, and the most the
+	// prices bring in at a round (see enter). At 2048 jobs, 12 and 32 took
+	// the same time within the noise (gavel's BenchmarkLAS,
+	// BenchmarkLASEqualWeights and BenchmarkWarm's /parts, run in turn);
+	// TestMarginFewJobs holds the LPs to 64 jobs.
 	marginFew = 32
 )
 
@@ -40,8 +41,9 @@ const (
 // for prob. Where the fixed plans overfill a type, the LP is infeasible
 // and the next jobs nearest a tie join it.
 //
-// The whole LP holds every job: on BenchmarkLAS's 2048 jobs CLP took
-// about 26 ms for it, most of it the fixed cost of its 4,000 rows.
+// The whole LP holds every job: gavel's BenchmarkLAS at 2048 jobs solved
+// in 56.3 ms with it (docs/performance.md at commit 6c76ef9), 6.39 ms
+// without (at 3bec50c).
 func (p *Program) margin(ctx context.Context, eng lp.Engine, prob *lp.Problem, s *pricedTieBreak, start []float64, t int) ([]float64, []float64, error) {
 	g := s.g
 	n := len(g.a)
@@ -56,12 +58,13 @@ func (p *Program) margin(ctx context.Context, eng lp.Engine, prob *lp.Problem, s
 	}
 	tol := priceTolerance * max(1, s.largest())
 	in, joined := nearTie(gap, tol)
+	x := s.fixed(p, prob, plans, t) // the LP's shares replace those of jobs in it
 	for range marginRounds {
 		if joined > n/marginShare && !p.marginAll {
 			return nil, nil, nil
 		}
 		p.trace.add(traceLPs, 1)
-		x := s.fixed(p, prob, plans, t)
+		p.trace.hold(joined)
 		r := p.restrict(prob, in, x, nil, t, false)
 		sol, err := eng.Solve(ctx, r.sub)
 		switch {
@@ -85,7 +88,7 @@ func (p *Program) margin(ctx context.Context, eng lp.Engine, prob *lp.Problem, s
 				wrong = append(wrong, candidate{j, d})
 			}
 		}
-		priced := enter(in, wrong, marginFew)
+		priced := enter(in, wrong)
 		joined += priced
 		p.trace.add(tracePriced, priced)
 		if priced == 0 {
@@ -106,10 +109,10 @@ func (p *Program) margin(ctx context.Context, eng lp.Engine, prob *lp.Problem, s
 // row's size (the magnitude of its terms at x and of its bounds). The
 // engines hold rows to an absolute tolerance: where t* is tiny beside the
 // expressions' coefficients (t* of 5e-5, coefficients of 5e3), CLP left
-// the floors of a restricted LP 0.16 % short, and those of the whole LP
-// started from a crash basis as short on 28 of 300 such programs (1 from
-// the slack basis). Such a result is solved again: the stage by the whole
-// LP, the whole LP from the slack basis.
+// floors short by a relative 0.16 %, both over the jobs at the margin and
+// from a crash basis (TestWideRangeFloors fails without this check). Such
+// a result is solved again: the stage by the whole LP, the whole LP from
+// the slack basis.
 func satisfies(prob *lp.Problem, x []float64) bool {
 	for i := range prob.NumRows() {
 		lower, upper, row := prob.Row(i)
@@ -164,14 +167,14 @@ func nearTie(gap []float64, tol float64) ([]bool, int) {
 }
 
 // enter marks as in the jobs of wrong, whose plans are wrong by d, the
-// most wrong first and at most most of them, and returns how many. On
-// BenchmarkLASEqualWeights' 2048 jobs, the tie-break's wrong plans all at
-// once made an LP of 472 jobs; the 32 most wrong, one of 64 that was the
-// optimum's.
-func enter(in []bool, wrong []candidate, most int) int {
-	if len(wrong) > most {
+// most wrong first and at most marginFew of them, and returns how many.
+// On TestMarginFewJobs' equal-weight program, the tie-break's wrong plans
+// all at once made an LP of 298 jobs; the 32 most wrong, one of 64 that
+// was the optimum's.
+func enter(in []bool, wrong []candidate) int {
+	if len(wrong) > marginFew {
 		slices.SortFunc(wrong, func(x, y candidate) int { return cmp.Or(cmp.Compare(y.d, x.d), cmp.Compare(x.v, y.v)) })
-		wrong = wrong[:most]
+		wrong = wrong[:marginFew]
 	}
 	for _, c := range wrong {
 		in[c.v] = true
@@ -303,21 +306,29 @@ func (r restriction) prices(sol *lp.Solution) []float64 {
 }
 
 // marginTrace counts, for tests, what margin and marginLevel did: see the
-// trace constants. Its add does nothing on a nil trace.
-type marginTrace [4]int
+// trace constants. Its methods do nothing on a nil trace.
+type marginTrace [5]int
 
 // What a marginTrace counts: the stages solved over the jobs at the
-// margin, the LPs solved for them, those that were infeasible, and the
-// jobs the prices brought in.
+// margin, the LPs solved for them, those that were infeasible, the jobs
+// the prices brought in, and the most jobs an LP held.
 const (
 	traceSolved = iota
 	traceLPs
 	traceInfeasible
 	tracePriced
+	traceMost
 )
 
 func (m *marginTrace) add(event, n int) {
 	if m != nil {
 		m[event] += n
+	}
+}
+
+// hold notes an LP of n jobs.
+func (m *marginTrace) hold(n int) {
+	if m != nil {
+		m[traceMost] = max(m[traceMost], n)
 	}
 }

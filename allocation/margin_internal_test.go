@@ -43,7 +43,7 @@ func TestMarginSameOptimum(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("capped %d, margin %v (solved, LPs, infeasible, priced)", capped, trace)
+	t.Logf("capped %d, margin %v (solved, LPs, infeasible, priced, most jobs)", capped, trace)
 	if capped < cases/10 || trace[traceSolved] < cases/2 || trace[traceInfeasible] == 0 || trace[tracePriced] == 0 {
 		t.Errorf("capped %d of %d cases; margin solved %d, was infeasible %d times, priced %d jobs in",
 			capped, cases, trace[traceSolved], trace[traceInfeasible], trace[tracePriced])
@@ -144,7 +144,7 @@ func TestMarginFloors(t *testing.T) {
 			f.checkHeld(t, i, got)
 		}
 	}
-	t.Logf("margin %v (solved, LPs, infeasible, priced)", trace)
+	t.Logf("margin %v (solved, LPs, infeasible, priced, most jobs)", trace)
 	if trace[traceSolved] < cases/2 {
 		t.Errorf("margin solved only %d of %d cases", trace[traceSolved], cases)
 	}
@@ -233,6 +233,51 @@ func TestWideRangeFloors(t *testing.T) {
 					}
 				}
 				checkShares(t, p, got)
+			}
+		}
+	}
+}
+
+// On a program like BenchmarkLAS's at 2048 jobs (lasLike), with
+// BenchmarkLAS's weights (one job in five weighs 2 to 4) and with equal
+// ones, each stage is solved over the jobs at the margin, by LPs of at
+// most 64 jobs, and no LP of the whole program: cold, and warm after one
+// more job arrived, from the prices the cold solve ended at. Run with -v
+// for the counts.
+func TestMarginFewJobs(t *testing.T) {
+	c, gpus, tput := lasLike(2048)
+	r := rand.New(rand.NewPCG(2048, 7))
+	weights := make([]float64, len(gpus)+1)
+	for _, weighted := range []bool{true, false} {
+		for j := range weights {
+			weights[j] = 1
+			if weighted && r.IntN(5) == 0 {
+				weights[j] = float64(2 + r.IntN(3))
+			}
+		}
+		var w Warm
+		for _, n := range []int{len(gpus), len(gpus) + 1} { // cold, then warm after an arrival
+			gpus, tput := append(slices.Clone(gpus), 1), append(slices.Clone(tput), []float64{0.3, 0.7, 1.1})
+			var trace marginTrace
+			p := NewProgram(c, gpus[:n], tput[:n])
+			p.Remember(&w, ids(n))
+			p.trace = &trace
+			terms := make([]Expr, n)
+			for j := range terms {
+				terms[j] = p.Throughput(j).Scale(1 / weights[j])
+			}
+			res, err := p.MaximizeMin(context.Background(), terms, Sum(terms...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stages := 2
+			if res.Engine == byReach {
+				stages = 1 // stage one needed no LP at all
+			}
+			t.Logf("weighted %v, %d jobs: engine %q, margin %v (solved, LPs, infeasible, priced, most jobs)", weighted, n, res.Engine, trace)
+			if trace[traceSolved] != stages || trace[traceMost] > 64 {
+				t.Errorf("weighted %v, %d jobs: %d of %d stages over the jobs at the margin, by LPs of up to %d jobs",
+					weighted, n, trace[traceSolved], stages, trace[traceMost])
 			}
 		}
 	}

@@ -576,12 +576,14 @@ func (p *Program) stageOne(ctx context.Context, eng lp.Engine, prob *lp.Problem,
 	n := len(bounds)
 	res := &Result{Bottleneck: make([]bool, n)}
 	var start *lp.Basis
-	if g != nil {
+	if g == nil {
+		start = p.start("max-min", lay())
+	} else {
 		if plans, ok := g.capped(); ok {
 			res.Objective, res.Engine = slices.Min(bounds), byReach
 			res.X, res.Pairs = p.matrix(p.planned(prob, g, plans))
 			for i, b := range bounds {
-				res.Bottleneck[i] = b <= res.Objective+1e-9*math.Max(1, math.Abs(res.Objective))
+				res.Bottleneck[i] = reached(b, res.Objective)
 			}
 			return res, nil, nil
 		}
@@ -594,9 +596,6 @@ func (p *Program) stageOne(ctx context.Context, eng lp.Engine, prob *lp.Problem,
 			return res, nil, err
 		}
 		start = basis
-	}
-	if start == nil {
-		start = p.start("max-min", lay())
 	}
 	sol, used, err := p.solve(ctx, eng, prob, start, nil)
 	if err == nil && start != nil && !satisfies(prob, sol.X) {
@@ -613,52 +612,56 @@ func (p *Program) stageOne(ctx context.Context, eng lp.Engine, prob *lp.Problem,
 	// rise either. The duals of these rows and of t's bound sum to 1, so at
 	// least one expression qualifies.
 	for i := range n {
-		res.Bottleneck[i] = math.Abs(sol.Duals[first+i]) > 1e-9 ||
-			bounds[i] <= sol.Objective+1e-9*math.Max(1, math.Abs(sol.Objective))
+		res.Bottleneck[i] = math.Abs(sol.Duals[first+i]) > 1e-9 || reached(bounds[i], sol.Objective)
 	}
 	return res, used, nil
 }
 
+// reached reports whether an expression whose upper bound is bound cannot
+// rise above level t: a bottleneck whatever the duals say.
+func reached(bound, t float64) bool {
+	return bound <= t+1e-9*math.Max(1, math.Abs(t))
+}
+
 // pricedStageOne solves a plain program's stage one over the jobs at the
-// margin (see marginLevel), from the last prices warm kept, else from
+// margin (see marginLevel), from the last prices warm kept, then from
 // those crash's search finds. Where it leaves the stage to the whole LP,
 // it returns the start for it: a warm basis, or crash's.
 //
 // Programs with floor rows (water-filling's levels after the first) start
 // the engine from the last level's basis instead: from the last level's
 // prices, margin's LPs grew past a quarter of the jobs on most levels of
-// gavel.water-filling at 1024 jobs (BenchmarkPolicy), and searching
-// afresh at each level doubled the decision's time.
+// gavel.water-filling at 1024 jobs, and searching afresh at each level
+// took longer than the engine (BenchmarkPolicy, with this function taking
+// them).
 func (p *Program) pricedStageOne(ctx context.Context, eng lp.Engine, prob *lp.Problem, g *lagrangian, lay func() *layout,
 	bounds []float64, t, first int) (*stageOne, *lp.Basis, error) {
 	if start := p.start("max-min", lay()); start != nil || !g.plain {
 		return nil, start, nil
 	}
-	prices, level, searched := p.lastPrices("max-min"), 0.0, false
-	for range 2 {
-		if prices == nil {
-			prices, level, searched = g.search(ctx)
-		}
-		if prices == nil {
-			break
-		}
+	solve := func(prices []float64) (*stageOne, error) {
 		one, err := p.marginLevel(ctx, eng, prob, g, prices, bounds, t, first)
-		if err != nil || one != nil {
-			if one != nil {
-				p.keepPrices("max-min", one.prices)
-			}
+		if one != nil {
+			p.keepPrices("max-min", one.prices)
+		}
+		return one, err
+	}
+	if prices := p.lastPrices("max-min"); prices != nil {
+		if one, err := solve(prices); err != nil || one != nil {
 			return one, nil, err
 		}
-		if searched {
-			break
-		}
-		prices = nil // the last prices were too far off: search
 	}
 	p.keepPrices("max-min", nil)
-	if !searched {
+	prices, level, capacityHolds := g.search(ctx)
+	if prices != nil {
+		if one, err := solve(prices); err != nil || one != nil {
+			return one, nil, err
+		}
+	}
+	if !capacityHolds {
 		return nil, nil, nil
 	}
-	return nil, p.crash(g, prob, prices, level, t, first), nil
+	return nil, g.crash(p, prob, prices, level, t, first), nil
 }
 
 // planned returns the values of prob's variables where each job j of g
