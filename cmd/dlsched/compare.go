@@ -183,32 +183,71 @@ func (s *setup) runAll(ctx context.Context, names []string, insts [][]*instance,
 		first error
 		wg    sync.WaitGroup
 	)
-	sem := make(chan struct{}, max(1, runtime.NumCPU()))
 	grid := make([][][]trial, len(names))
 	for p := range names {
 		grid[p] = make([][]trial, len(insts))
 		for r := range insts {
 			grid[p][r] = make([]trial, len(insts[r]))
-			for k := range insts[r] {
-				wg.Go(func() {
-					sem <- struct{}{}
-					defer func() { <-sem }()
-					t := s.trial(ctx, names[p], insts[r][k], r == 0 && k == 0, barProgress(bar, &mu))
-					grid[p][r][k] = t
-					if t.err != nil && !errors.Is(t.err, context.Canceled) {
-						mu.Lock()
-						first = cmp.Or(first, t.err)
-						mu.Unlock()
-					}
-					if t.err != nil && strict {
-						cancel()
-					}
-				})
-			}
 		}
+	}
+	cells := s.order(names, insts)
+	queue := make(chan cell, len(cells))
+	for _, c := range cells {
+		queue <- c
+	}
+	close(queue)
+	for range max(1, runtime.NumCPU()) {
+		wg.Go(func() {
+			for c := range queue {
+				in := insts[c.run][c.seed]
+				t := s.trial(ctx, names[c.policy], in, c.run == 0 && c.seed == 0, barProgress(bar, &mu))
+				grid[c.policy][c.run][c.seed] = t
+				if t.err != nil && !errors.Is(t.err, context.Canceled) {
+					mu.Lock()
+					first = cmp.Or(first, t.err)
+					mu.Unlock()
+				}
+				if t.err != nil && strict {
+					cancel()
+				}
+			}
+		})
 	}
 	wg.Wait()
 	return grid, first
+}
+
+// cell is one trial of a comparison: a policy, by its index in the
+// names, on one workload, by its rate's and its seed's index.
+type cell struct{ policy, run, seed int }
+
+// order returns every trial of the comparison, the longest expected first,
+// so that no long one starts when the others are done and leaves the other
+// cores idle. A policy told co-location reads every pair of jobs, a
+// snapshot quadratic in the jobs; one that reads elastic facts searches
+// over each job's GPU counts and batch sizes. Their trials come first, in
+// that order, and the rest in the order of the names.
+func (s *setup) order(names []string, insts [][]*instance) []cell {
+	var tiers [3][]cell
+	for p, name := range names {
+		var uses policy.Facts
+		if pol, err := s.policy(name, ""); err == nil {
+			uses, _ = policy.FactsOf(pol)
+		}
+		for r := range insts {
+			for k, in := range insts[r] {
+				tier := 2
+				switch {
+				case uses&in.informs&policy.FactColocation != 0:
+					tier = 0
+				case uses&policy.FactElastic != 0:
+					tier = 1
+				}
+				tiers[tier] = append(tiers[tier], cell{p, r, k})
+			}
+		}
+	}
+	return slices.Concat(tiers[:]...)
 }
 
 // barProgress returns a run's progress callback, which adds the jobs it

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -353,5 +354,50 @@ func TestCompareMixed(t *testing.T) {
 	code, out, errOut := runCLI(t, "", "compare", "--policies", "synergy.tune", "--jobs", "12", "--cluster", "v100=16/8,k80=16/8")
 	if code != 0 || !strings.Contains(out, "lacks: resources") {
 		t.Errorf("without cores and memory: exit %d, %s%s", code, out, errOut)
+	}
+}
+
+// TestOrderLongFirst pins the order the comparison runs its trials in:
+// every trial once, those of a policy told co-location (quadratic in the
+// jobs) first, then those of a policy that reads elastic facts, the rest
+// in the order of the names; on a workload without co-location, the
+// policies that read elastic facts first.
+func TestOrderLongFirst(t *testing.T) {
+	names := []string{"baseline.fifo", "gavel.las-ss", "pollux", "gavel.las", "gavel.ftf-ss"}
+	for _, tc := range []struct {
+		workload string
+		want     []int // policy indices, in the order run
+	}{
+		{"mixed", []int{1, 1, 4, 4, 2, 2, 0, 0, 3, 3}},
+		{"gavel", []int{2, 2, 0, 0, 1, 1, 3, 3, 4, 4}},
+	} {
+		fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+		var w workloadFlags
+		w.register(fs)
+		w.registerSweep(fs)
+		if err := fs.Parse([]string{"--workload", tc.workload, "--jobs", "8", "--seeds", "2"}); err != nil {
+			t.Fatal(err)
+		}
+		s, err := w.build("compare")
+		if err != nil {
+			t.Fatal(err)
+		}
+		insts, err := s.instances()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cells := s.order(names, insts)
+		var got []int
+		seen := map[cell]bool{}
+		for _, c := range cells {
+			got = append(got, c.policy)
+			if seen[c] || c.run != 0 || c.seed > 1 {
+				t.Errorf("%s: cell %+v twice or out of range", tc.workload, c)
+			}
+			seen[c] = true
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: policies run in the order %v, want %v", tc.workload, got, tc.want)
+		}
 	}
 }
