@@ -151,6 +151,10 @@ type Summary struct {
 	// calls. They vary from run to run, as wall-clock times do.
 	DecisionP50 float64 `json:"decision_p50_s"`
 	DecisionP99 float64 `json:"decision_p99_s"`
+	// DecisionTotal is the sum of those latencies: what deciding cost over
+	// the whole simulation, which the percentiles of one call do not show
+	// where a few crowded rounds take most of it.
+	DecisionTotal float64 `json:"decision_total_s"`
 }
 
 // PerJob returns the metrics of each job in o.Window, in window order (see
@@ -340,6 +344,7 @@ func (r *Result) Summary(o Options) (Summary, error) {
 	lat := make([]float64, len(r.Calls))
 	for i, c := range r.Calls {
 		lat[i] = c.Latency.Seconds()
+		s.DecisionTotal += lat[i]
 	}
 	if len(lat) > 0 {
 		slices.Sort(lat)

@@ -402,7 +402,7 @@ func TestMetricsPreemptionsPerJob(t *testing.T) {
 }
 
 // Decision latencies by nearest rank: of 1…100 ms, p50 is the 50th and p99
-// the 99th; Summarize alone leaves them zero.
+// the 99th, and they total 5.05 s; Summarize alone leaves them zero.
 func TestResultSummaryLatency(t *testing.T) {
 	r := &Result{
 		Jobs:   []JobRecord{{ID: "a", GPUs: 1, Ran: true, Finished: true, Finish: time.Hour, Exclusive: time.Hour}},
@@ -418,8 +418,11 @@ func TestResultSummaryLatency(t *testing.T) {
 	if s.DecisionP50 != 0.05 || s.DecisionP99 != 0.099 {
 		t.Errorf("p50 %v, p99 %v; want 0.05, 0.099", s.DecisionP50, s.DecisionP99)
 	}
+	if math.Abs(s.DecisionTotal-5.05) > 1e-12 {
+		t.Errorf("total %v s, want 5.05", s.DecisionTotal)
+	}
 	plain, _ := Summarize(r.Jobs, r.Rounds, Options{GPUs: 1})
-	if plain.DecisionP50 != 0 || plain.DecisionP99 != 0 {
+	if plain.DecisionP50 != 0 || plain.DecisionP99 != 0 || plain.DecisionTotal != 0 {
 		t.Errorf("Summarize set latencies: %+v", plain)
 	}
 }

@@ -64,6 +64,7 @@ var metrics = []metric{
 	{column{"migrations_per_job", "migrations/job", "", true}, func(s sim.Summary) float64 { return s.MigrationsPerJob }, 2},
 	{column{"decision_p50_ms", "decision p50", "ms", true}, func(s sim.Summary) float64 { return 1000 * s.DecisionP50 }, 3},
 	{column{"decision_p99_ms", "decision p99", "ms", true}, func(s sim.Summary) float64 { return 1000 * s.DecisionP99 }, 3},
+	{column{"decision_total_s", "decisions", "s", true}, func(s sim.Summary) float64 { return s.DecisionTotal }, 1},
 }
 
 func compare(ctx context.Context, args []string, stdout, stderr io.Writer) error {

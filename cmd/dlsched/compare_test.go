@@ -25,7 +25,7 @@ func TestCompareDeterministic(t *testing.T) {
 	if len(lines) != 5 || !strings.HasPrefix(lines[0], "workload: 20 generated gavel jobs") || !strings.HasPrefix(lines[1], "policy ") {
 		t.Fatalf("want a setup line, a header and 3 rows:\n%s", first)
 	}
-	want := "policy  avg JCT h  p50 JCT h  p99 JCT h  makespan h  GPU util %  worst ρ (FTF)  unfair % (ρ > 1.05)  preemptions/job  migrations/job  decision p50 ms  decision p99 ms  notes"
+	want := "policy  avg JCT h  p50 JCT h  p99 JCT h  makespan h  GPU util %  worst ρ (FTF)  unfair % (ρ > 1.05)  preemptions/job  migrations/job  decision p50 ms  decision p99 ms  decisions s  notes"
 	if strings.Join(strings.Fields(lines[1]), " ") != strings.Join(strings.Fields(want), " ") {
 		t.Errorf("header %q, want the columns %q", lines[1], want)
 	}
@@ -53,14 +53,14 @@ func TestCompareDeterministic(t *testing.T) {
 	}
 }
 
-// deterministic drops the two decision latency columns of compare's
+// deterministic drops the three decision latency columns of compare's
 // table, which are wall-clock times.
 func deterministic(out string) string {
 	var b strings.Builder
 	for _, l := range strings.Split(out, "\n") {
 		f := strings.Fields(l)
-		if len(f) >= 12 && !strings.HasPrefix(l, "workload: ") && !strings.HasPrefix(l, "policy ") {
-			f = slices.Delete(f, 10, 12)
+		if len(f) >= 13 && !strings.HasPrefix(l, "workload: ") && !strings.HasPrefix(l, "policy ") {
+			f = slices.Delete(f, 10, 13)
 		}
 		b.WriteString(strings.Join(f, " ") + "\n")
 	}
@@ -116,7 +116,7 @@ func TestCompareOut(t *testing.T) {
 		keys = append(keys, c.Key)
 	}
 	wantKeys := []string{"avg_jct_h", "p50_jct_h", "p99_jct_h", "makespan_h", "gpu_util_pct", "worst_ftf", "unfair_pct",
-		"preemptions_per_job", "migrations_per_job", "decision_p50_ms", "decision_p99_ms"}
+		"preemptions_per_job", "migrations_per_job", "decision_p50_ms", "decision_p99_ms", "decision_total_s"}
 	if !slices.Equal(keys, wantKeys) || res.Seeds != 1 || len(res.Rows) != 2 || len(res.Sweep) != 0 {
 		t.Fatalf("results.json: columns %v, seeds %d, %d rows, %d sweep points; want %v, 1, 2, 0", keys, res.Seeds, len(res.Rows), len(res.Sweep), wantKeys)
 	}
