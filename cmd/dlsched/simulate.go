@@ -631,7 +631,8 @@ func printSummary(out io.Writer, name string, s sim.Summary, notes []string) err
 		{"mean time to first run", hours(s.MeanTimeToFirstRun)},
 		{"preemptions per job", fmt.Sprintf("%.2f", s.PreemptionsPerJob)},
 		{"migrations per job", fmt.Sprintf("%.2f", s.MigrationsPerJob)},
-		{"decision latency", fmt.Sprintf("p50 %.3f ms, p99 %.3f ms, %.1f s in all", 1000*s.DecisionP50, 1000*s.DecisionP99, s.DecisionTotal)},
+		{"decision latency", fmt.Sprintf("p50 %.3f ms, p99 %.3f ms, %v in all", 1000*s.DecisionP50, 1000*s.DecisionP99,
+			time.Duration(s.DecisionTotal*float64(time.Second)).Round(time.Microsecond))},
 	}
 	for _, n := range notes {
 		rows = append(rows, struct{ k, v string }{"notes", n})
