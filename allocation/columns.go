@@ -235,7 +235,19 @@ func (c *columns) choose() []int {
 // optimum is exact: the last restricted LP's duals price out no column left
 // out, so they are dual feasible for prob as well, and its primal optimum
 // is then prob's.
+//
+// A result from a start must satisfy every row (see satisfies); one that
+// does not is solved again from the slack basis.
 func (p *Program) solve(ctx context.Context, eng lp.Engine, prob *lp.Problem, start *lp.Basis, seed []bool) (*lp.Solution, []bool, error) {
+	sol, used, err := p.generate(ctx, eng, prob, start, seed)
+	if err == nil && start != nil && !satisfies(prob, sol.X) {
+		return p.generate(ctx, eng, prob, nil, seed)
+	}
+	return sol, used, err
+}
+
+// generate is solve without the check of a started result.
+func (p *Program) generate(ctx context.Context, eng lp.Engine, prob *lp.Problem, start *lp.Basis, seed []bool) (*lp.Solution, []bool, error) {
 	if p.everyPair || len(p.pairs) == 0 {
 		prob.Start(start)
 		sol, err := eng.Solve(ctx, prob)

@@ -548,9 +548,6 @@ func (p *Program) stageTwo(ctx context.Context, eng lp.Engine, prob *lp.Problem,
 func (p *Program) tieBreakLP(ctx context.Context, eng lp.Engine, prob *lp.Problem, lay func() *layout, res *Result, used []bool, start *lp.Basis) (*Result, error) {
 	p.keepPrices("tie-break", nil) // the basis is the start to take next
 	sol, _, err := p.solve(ctx, eng, prob, start, used)
-	if err == nil && start != nil && !satisfies(prob, sol.X) {
-		sol, _, err = p.solve(ctx, eng, prob, nil, used) // see satisfies
-	}
 	switch {
 	case err == nil:
 		p.keep("tie-break", lay(), sol.Basis)
@@ -598,9 +595,6 @@ func (p *Program) stageOne(ctx context.Context, eng lp.Engine, prob *lp.Problem,
 		start = basis
 	}
 	sol, used, err := p.solve(ctx, eng, prob, start, nil)
-	if err == nil && start != nil && !satisfies(prob, sol.X) {
-		sol, used, err = p.solve(ctx, eng, prob, nil, nil) // see satisfies
-	}
 	if err != nil {
 		return nil, nil, err
 	}
