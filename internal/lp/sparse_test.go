@@ -356,7 +356,8 @@ func TestSparseLimits(t *testing.T) {
 	if !errors.Is(err, ErrTimeLimit) || !errors.Is(err, context.DeadlineExceeded) || sol == nil || sol.Status != Stopped {
 		t.Errorf("with a 20ms deadline: %v, %+v; want ErrTimeLimit, DeadlineExceeded and Stopped", err, sol)
 	}
-	if d := time.Since(start); d > 200*time.Millisecond && !raceEnabled {
+	// 30ms here alone; the whole solve takes 2s, and CI's load slows both.
+	if d := time.Since(start); d > time.Second && !raceEnabled {
 		t.Errorf("returned after %v", d)
 	}
 	_, err = Sparse{MaxIterations: 5}.Solve(context.Background(), maxMin(64, 1))
