@@ -102,3 +102,24 @@ func glibc() bool {
 	maps, err := os.ReadFile("/proc/self/maps")
 	return err == nil && strings.Contains(string(maps), "/libc.so.6")
 }
+
+// TestHeapSettings checks that a process's own malloc settings, by
+// environment variable or glibc tunable, are kept.
+func TestHeapSettings(t *testing.T) {
+	for _, c := range []struct {
+		env       map[string]string
+		pad, mmap int
+	}{
+		{nil, clpHeapPad, clpMmapThreshold},
+		{map[string]string{"MALLOC_TOP_PAD_": "1"}, 0, clpMmapThreshold},
+		{map[string]string{"MALLOC_MMAP_THRESHOLD_": "1"}, clpHeapPad, 0},
+		{map[string]string{"GLIBC_TUNABLES": "glibc.malloc.top_pad=1"}, 0, clpMmapThreshold},
+		{map[string]string{"GLIBC_TUNABLES": "glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=1"}, clpHeapPad, 0},
+		{map[string]string{"MALLOC_TOP_PAD_": "1", "MALLOC_MMAP_THRESHOLD_": "1"}, 0, 0},
+	} {
+		pad, mmap := heapSettings(func(k string) string { return c.env[k] })
+		if pad != c.pad || mmap != c.mmap {
+			t.Errorf("with %v: pad %d, mmap threshold %d; want %d, %d", c.env, pad, mmap, c.pad, c.mmap)
+		}
+	}
+}
