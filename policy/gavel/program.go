@@ -175,17 +175,21 @@ func pairs(c allocation.Cluster, jobs []*policy.Job) ([]allocation.Pair, []strin
 	r := pairReader{types: c.Types(), rows: make(map[uintptr][]float64)}
 	out := make([]allocation.Pair, 0, entries/2)
 	var warnings []string
-	var later []int
+	type partner struct {
+		b    int
+		tput map[allocation.Accelerator]float64
+	}
+	var later []partner
 	for a, ja := range jobs {
 		later = later[:0]
-		for id := range ja.Colocated {
+		for id, tput := range ja.Colocated {
 			if b, in := index[id]; in && b > a { // each pair once; a partner left out of the round does not pair
-				later = append(later, b)
+				later = append(later, partner{b, tput})
 			}
 		}
-		slices.Sort(later)
-		for _, b := range later {
-			jb := jobs[b]
+		slices.SortFunc(later, func(x, y partner) int { return x.b - y.b })
+		for _, pb := range later {
+			b, jb := pb.b, jobs[pb.b]
 			back, ok := jb.Colocated[ja.ID]
 			if !ok {
 				continue // one-sided data does not pair
@@ -195,7 +199,7 @@ func pairs(c allocation.Cluster, jobs []*policy.Job) ([]allocation.Pair, []strin
 					ja.ID, jb.ID, ja.GPUs, jb.GPUs))
 				continue
 			}
-			out = append(out, allocation.Pair{A: a, B: b, ThroughputA: r.row(ja.Colocated[jb.ID]), ThroughputB: r.row(back)})
+			out = append(out, allocation.Pair{A: a, B: b, ThroughputA: r.row(pb.tput), ThroughputB: r.row(back)})
 		}
 	}
 	return out, warnings
