@@ -148,7 +148,10 @@ func (e CLP) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 	if sol, done, err := begin(ctx, p, clpName); done {
 		return sol, err
 	}
-	padHeap.Do(func() { setHeap(heapSettings(os.Getenv)) })
+	padHeap.Do(func() {
+		pad, mmap := heapSettings(os.Getenv)
+		C.dlsched_pad_heap(C.int(pad), C.int(mmap))
+	})
 	m := newClpModel(p)
 	defer C.Clp_deleteModel(m.ptr)
 	start := time.Now()
@@ -198,9 +201,6 @@ const clpHeapPad = 64 << 20
 // clpMmapThreshold is the M_MMAP_THRESHOLD the first Solve sets (see CLP):
 // glibc's largest, 32 MiB on 64-bit systems.
 const clpMmapThreshold = 32 << 20
-
-// setHeap sets glibc's top pad and mmap threshold, each if positive.
-func setHeap(pad, mmap int) { C.dlsched_pad_heap(C.int(pad), C.int(mmap)) }
 
 // heapSettings returns the top pad and mmap threshold the first Solve sets,
 // 0 for each that the process sets itself, by environment variable or
