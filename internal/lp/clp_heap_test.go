@@ -5,6 +5,7 @@ package lp
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
@@ -34,15 +35,7 @@ func TestCLPHeapPad(t *testing.T) {
 		heapFaults(t)
 		return
 	}
-	if !glibc() {
-		t.Skip("the pad is glibc's")
-	}
-	padded := childFaults(t, "pad")
-	unpadded := childFaults(t, "default")
-	t.Logf("minor page faults over 4 solves: %d padded, %d with glibc's default pad", padded, unpadded)
-	if 4*padded >= unpadded {
-		t.Errorf("padded heap: %d page faults, not under a quarter of the default's %d", padded, unpadded)
-	}
+	fewerFaults(t, heapChild, "pad", "default", 4)
 }
 
 // heapFaults is the child: it prints the minor page faults of 4 solves of
@@ -53,47 +46,7 @@ func heapFaults(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	p := maxMin(2048, 3)
-	// The first solve maps the heap it needs either way.
-	if _, err := (CLP{}).Solve(context.Background(), p); err != nil {
-		t.Fatal(err)
-	}
-	var before, after syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &before); err != nil {
-		t.Fatal(err)
-	}
-	for range 4 {
-		if _, err := (CLP{}).Solve(context.Background(), p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &after); err != nil {
-		t.Fatal(err)
-	}
-	fmt.Printf("faults %d\n", after.Minflt-before.Minflt)
-}
-
-// childFaults runs heapFaults in a child process, with CLP's pad or
-// glibc's default.
-func childFaults(t *testing.T, heap string) int64 {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCLPHeapPad$", "-test.count=1")
-	cmd.Env = append(os.Environ(), heapChild+"="+heap)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(line, "faults "); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				t.Fatalf("child: %q: %v", line, err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("child printed no fault count:\n%s", out)
-	return 0
+	fmt.Printf("faults %d\n", solveFaults(t, maxMin(2048, 3)))
 }
 
 // glibc reports whether this process runs on glibc, whose shared library
@@ -122,4 +75,128 @@ func TestHeapSettings(t *testing.T) {
 			t.Errorf("with %v: pad %d, mmap threshold %d; want %d, %d", c.env, pad, mmap, c.pad, c.mmap)
 		}
 	}
+}
+
+// mmapChild, when set, makes TestCLPMmapThreshold the child that measures.
+const mmapChild = "DLSCHED_LP_MMAP_CHILD"
+
+// TestCLPMmapThreshold pins the reason for clpMmapThreshold: setting the
+// top pad turns off glibc's dynamic mmap threshold, and a thread's own
+// arena takes no pad, so arrays above 128 KiB were mapped afresh at every
+// solve made from a thread other than the main one, as cgo calls are. A
+// child solves an LP of 32,768 columns (CLP's arrays of 256 KiB) from
+// such a thread, once as CLP sets the heap up and once with the pad alone;
+// with the threshold it must fault less than half as often.
+func TestCLPMmapThreshold(t *testing.T) {
+	switch os.Getenv(mmapChild) {
+	case "padonly":
+		padHeap.Do(func() { setHeap(clpHeapPad, 0) })
+		fallthrough
+	case "set":
+		threadFaults(t)
+		return
+	}
+	fewerFaults(t, mmapChild, "set", "padonly", 2)
+}
+
+// threadFaults is TestCLPMmapThreshold's child: it prints the minor page
+// faults of 4 solves of a wide LP from a thread that is not the main one.
+func threadFaults(t *testing.T) {
+	offMain(func() {
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		fmt.Printf("faults %d\n", solveFaults(t, wide(1<<15)))
+	})
+}
+
+// offMain runs f on a goroutine locked to a thread other than the
+// process's main thread, and waits for it. A goroutine that lands on the
+// main thread keeps it, locked, while the next one runs.
+func offMain(f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if syscall.Gettid() == syscall.Getpid() {
+			offMain(f)
+			return
+		}
+		f()
+	}()
+	<-done
+}
+
+// solveFaults returns the minor page faults of this thread over 4 solves
+// of p, after a first one, which maps the heap it needs either way.
+func solveFaults(t *testing.T, p *Problem) int64 {
+	if _, err := (CLP{}).Solve(context.Background(), p); err != nil {
+		t.Error(err)
+		return 0
+	}
+	var before, after syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_THREAD, &before); err != nil {
+		t.Error(err)
+		return 0
+	}
+	for range 4 {
+		if _, err := (CLP{}).Solve(context.Background(), p); err != nil {
+			t.Error(err)
+			return 0
+		}
+	}
+	if err := syscall.Getrusage(syscall.RUSAGE_THREAD, &after); err != nil {
+		t.Error(err)
+		return 0
+	}
+	return after.Minflt - before.Minflt
+}
+
+// wide is max Σ c_j x_j over n variables in [0, 1] with Σ x_j ≤ n/2: few
+// pivots, but arrays over the columns.
+func wide(n int) *Problem {
+	p := &Problem{Sense: Maximize}
+	terms := make([]Term, n)
+	for j := range n {
+		terms[j] = Term{p.AddVar(0, 1, 1+float64(j%7)), 1}
+	}
+	p.AddRow(math.Inf(-1), float64(n)/2, terms...)
+	return p
+}
+
+// fewerFaults runs the calling test as a child process twice, with env
+// set to mode and then to base, and fails unless mode's page faults are
+// under 1/ratio of base's.
+func fewerFaults(t *testing.T, env, mode, base string, ratio int64) {
+	t.Helper()
+	if !glibc() {
+		t.Skip("the settings are glibc's")
+	}
+	got, than := childCount(t, env, mode), childCount(t, env, base)
+	t.Logf("minor page faults over 4 solves: %d with %s, %d with %s", got, mode, than, base)
+	if ratio*got >= than {
+		t.Errorf("%d page faults with %s, not under 1/%d of %s's %d", got, mode, ratio, base, than)
+	}
+}
+
+// childCount runs the calling test in a child process with env set to
+// mode, and returns the page faults it prints.
+func childCount(t *testing.T, env, mode string) int64 {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env+"="+mode)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "faults "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("child: %q: %v", line, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("child printed no fault count:\n%s", out)
+	return 0
 }
