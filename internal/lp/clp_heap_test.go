@@ -16,7 +16,9 @@ import (
 	"testing"
 )
 
-// heapChild, when set, makes TestCLPHeapPad the child that measures.
+// heapChild, when set, makes the heap test it runs the child that
+// measures (see fewerFaults): "set" with the heap as CLP sets it up, "base"
+// with the test's baseline settings.
 const heapChild = "DLSCHED_LP_HEAP_CHILD"
 
 // TestCLPHeapPad pins the reason for clpHeapPad: one solve after another,
@@ -27,26 +29,19 @@ const heapChild = "DLSCHED_LP_HEAP_CHILD"
 // padded run must fault less than a quarter as often (about 30 times less
 // here).
 func TestCLPHeapPad(t *testing.T) {
-	switch os.Getenv(heapChild) {
-	case "default":
-		padHeap.Do(func() {}) // as if the process had set its own pad
-		fallthrough
-	case "pad":
-		heapFaults(t)
-		return
-	}
-	fewerFaults(t, heapChild, "pad", "default", 4)
+	// The baseline sets nothing, as if the process had set its own pad.
+	fewerFaults(t, func() {}, 4, heapFaults)
 }
 
-// heapFaults is the child: it prints the minor page faults of 4 solves of
-// a 2048-job max-min LP, after a first one.
-func heapFaults(t *testing.T) {
+// heapFaults returns the minor page faults of 4 solves of a 2048-job
+// max-min LP, after a first one.
+func heapFaults(t *testing.T) int64 {
 	// One thread, so one malloc arena, and no collections: the faults
 	// counted are then CLP's heap's.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	fmt.Printf("faults %d\n", solveFaults(t, maxMin(2048, 3)))
+	return solveFaults(t, maxMin(2048, 3))
 }
 
 // glibc reports whether this process runs on glibc, whose shared library
@@ -77,9 +72,6 @@ func TestHeapSettings(t *testing.T) {
 	}
 }
 
-// mmapChild, when set, makes TestCLPMmapThreshold the child that measures.
-const mmapChild = "DLSCHED_LP_MMAP_CHILD"
-
 // TestCLPMmapThreshold pins the reason for clpMmapThreshold: setting the
 // top pad turns off glibc's dynamic mmap threshold, and a thread's own
 // arena takes no pad, so arrays above 128 KiB were mapped afresh at every
@@ -88,24 +80,17 @@ const mmapChild = "DLSCHED_LP_MMAP_CHILD"
 // such a thread, once as CLP sets the heap up and once with the pad alone;
 // with the threshold it must fault less than half as often.
 func TestCLPMmapThreshold(t *testing.T) {
-	switch os.Getenv(mmapChild) {
-	case "padonly":
-		padHeap.Do(func() { setHeap(clpHeapPad, 0) })
-		fallthrough
-	case "set":
-		threadFaults(t)
-		return
-	}
-	fewerFaults(t, mmapChild, "set", "padonly", 2)
+	fewerFaults(t, func() { setHeap(clpHeapPad, 0) }, 2, threadFaults)
 }
 
-// threadFaults is TestCLPMmapThreshold's child: it prints the minor page
-// faults of 4 solves of a wide LP from a thread that is not the main one.
-func threadFaults(t *testing.T) {
+// threadFaults returns the minor page faults of 4 solves of a wide LP
+// from a thread that is not the main one.
+func threadFaults(t *testing.T) (n int64) {
 	offMain(func() {
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
-		fmt.Printf("faults %d\n", solveFaults(t, wide(1<<15)))
+		n = solveFaults(t, wide(1<<15))
 	})
+	return n
 }
 
 // offMain runs f on a goroutine locked to a thread other than the
@@ -163,27 +148,37 @@ func wide(n int) *Problem {
 	return p
 }
 
-// fewerFaults runs the calling test as a child process twice, with env
-// set to mode and then to base, and fails unless mode's page faults are
-// under 1/ratio of base's.
-func fewerFaults(t *testing.T, env, mode, base string, ratio int64) {
+// fewerFaults compares CLP's heap settings with a baseline by the page
+// faults measure counts. As the parent, it runs the calling test twice as a
+// child process, once with the heap as CLP sets it up and once with base
+// applied first in CLP's place, and fails unless the first faults under
+// 1/ratio as often. As the child (heapChild set), it prints what measure
+// counts.
+func fewerFaults(t *testing.T, base func(), ratio int64, measure func(*testing.T) int64) {
 	t.Helper()
+	if mode := os.Getenv(heapChild); mode != "" {
+		if mode == "base" {
+			padHeap.Do(base)
+		}
+		fmt.Printf("faults %d\n", measure(t))
+		return
+	}
 	if !glibc() {
 		t.Skip("the settings are glibc's")
 	}
-	got, than := childCount(t, env, mode), childCount(t, env, base)
-	t.Logf("minor page faults over 4 solves: %d with %s, %d with %s", got, mode, than, base)
-	if ratio*got >= than {
-		t.Errorf("%d page faults with %s, not under 1/%d of %s's %d", got, mode, ratio, base, than)
+	set, than := childCount(t, "set"), childCount(t, "base")
+	t.Logf("minor page faults over 4 solves: %d as CLP sets the heap up, %d with the baseline", set, than)
+	if ratio*set >= than {
+		t.Errorf("%d page faults as CLP sets the heap up, not under 1/%d of the baseline's %d", set, ratio, than)
 	}
 }
 
-// childCount runs the calling test in a child process with env set to
-// mode, and returns the page faults it prints.
-func childCount(t *testing.T, env, mode string) int64 {
+// childCount runs the calling test in a child process in the given mode
+// (see heapChild), and returns the page faults it prints.
+func childCount(t *testing.T, mode string) int64 {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), env+"="+mode)
+	cmd.Env = append(os.Environ(), heapChild+"="+mode)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
