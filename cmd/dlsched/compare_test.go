@@ -53,8 +53,8 @@ func TestCompareDeterministic(t *testing.T) {
 	}
 }
 
-// deterministic drops the three decision latency columns of compare's
-// table, which are wall-clock times.
+// deterministic drops the three decision-time columns of compare's table
+// (the latency's p50 and p99, and the total), which are wall-clock times.
 func deterministic(out string) string {
 	var b strings.Builder
 	for _, l := range strings.Split(out, "\n") {
