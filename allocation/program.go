@@ -917,6 +917,16 @@ func (p *Program) Count(j int) int {
 	return p.count[j]
 }
 
+// Reach returns, for each expression, a bound no allocation lifts it
+// above, whatever capacity allows. For e = c + Σ_jk a_jk·x_jk over jobs'
+// own shares it is what e takes when each of its jobs runs a whole round
+// on the type that adds most,
+//
+//	reach(e) = c + Σ_j max(0, max_k a_jk);
+//
+// shares in pairs can only make it larger than what e can take.
+func (p *Program) Reach(exprs []Expr) []float64 { return p.upperBounds(exprs) }
+
 // upperBounds returns, for each expression, a bound that holds for every
 // feasible X: job j's variables sum to at most 1, so they add at most their
 // largest positive coefficient to an expression. Their minimum bounds t.

@@ -1007,3 +1007,35 @@ func TestNewClassesPanics(t *testing.T) {
 		}()
 	}
 }
+
+// Reach is each expression's most with its jobs alone: a job adds its
+// largest positive coefficient once, as its shares sum to at most 1.
+// Maximizing each, capacity included, never passes it, and reaches it
+// where the job's best type is free.
+func TestProgramReach(t *testing.T) {
+	p := allocation.NewProgram(gavelCluster(), []int{1, 1, 1}, [][]float64{{1, 4}, {0, 2}, {1, 1}})
+	exprs := []allocation.Expr{
+		p.Throughput(0),
+		allocation.Sum(p.Throughput(0), p.Throughput(1), allocation.Constant(0.5)),
+		p.X(2, 0).Scale(-1),
+		p.Time(0),
+		p.X(1, 1).Scale(3).Plus(p.X(1, 1)),
+	}
+	want := []float64{4, 6.5, 0, 1, 4}
+	got := p.Reach(exprs)
+	if !cmp.Equal(got, want) {
+		t.Fatalf("Reach = %v, want %v", got, want)
+	}
+	forEachSolver(t, func(t *testing.T, s allocation.Solver) {
+		p.Solver = s
+		for i, e := range exprs {
+			res, err := p.Maximize(context.Background(), e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Objective > got[i]+1e-9 || i == 0 && math.Abs(res.Objective-got[i]) > 1e-9 {
+				t.Errorf("expression %d: max %v against reach %v", i, res.Objective, got[i])
+			}
+		}
+	})
+}
