@@ -36,7 +36,9 @@
 // leximin refinement of max-min fairness: jobs that are not bottlenecked keep
 // rising until they hit a limit of their own. Each level costs one LP: the
 // jobs to freeze are certified by the LP's duals (or by having reached their
-// own maximum), where Gavel's code solves a MILP per level.
+// own maximum), where Gavel's code solves a MILP per level. While capacity
+// is slack, jobs freeze one by one at their own maximum; a search finds a
+// run of m such levels in O(log m) LPs.
 //
 // Hierarchical ("gavel.hierarchical") water-fills across tenants in
 // proportion to their weights, and within each tenant by job weight

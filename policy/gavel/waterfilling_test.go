@@ -2,8 +2,11 @@ package gavel
 
 import (
 	"context"
+	"errors"
 	"math"
+	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/dlsched/dlsched/allocation"
@@ -110,6 +113,128 @@ func TestWaterFillingLeximin(t *testing.T) {
 			if math.Abs(f-firsts[0]) > 1e-7*max(1, firsts[0]) {
 				t.Errorf("instance %d: engines disagree on the first level: %v", i, firsts)
 			}
+		}
+	}
+}
+
+// fillOneByOne is fill without reach runs: one max-min LP per level, as
+// WaterFilling describes it. TestWaterFillingReachRuns checks fill
+// against it.
+func fillOneByOne(ctx context.Context, prog *allocation.Program, terms []allocation.Expr, total allocation.Expr) (float64, *allocation.Result, error) {
+	frozen := make([]bool, len(terms))
+	first := math.NaN()
+	for left := len(terms); left > 0; {
+		var open []int
+		var exprs []allocation.Expr
+		for j, done := range frozen {
+			if !done {
+				open, exprs = append(open, j), append(exprs, terms[j])
+			}
+		}
+		res, err := prog.MaximizeMin(ctx, exprs, allocation.Expr{})
+		if err != nil {
+			return 0, nil, err
+		}
+		if math.IsNaN(first) {
+			first = res.Objective
+		}
+		stuck := slices.Contains(res.Bottleneck, true)
+		for i, j := range open {
+			if res.Bottleneck[i] || !stuck {
+				frozen[j] = true
+				left--
+				prog.Constrain(terms[j], res.Objective-1e-9*math.Abs(res.Objective), math.Inf(1))
+			}
+		}
+	}
+	res, err := prog.Maximize(ctx, total)
+	return first, res, err
+}
+
+// Where capacity is slack, many jobs freeze at their own reach before it
+// binds: fill finds those runs by a search (reachRun) and must end where
+// freezing them one LP at a time does, with the same first level and
+// every job's term the same.
+func TestWaterFillingReachRuns(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 8))
+	runs := 0
+	for i := range 20 {
+		n := 10 + rng.IntN(30)
+		s := randomSnapshot(rng, n, 1+rng.IntN(3), n/3+rng.IntN(n))
+		jobs := sortedJobs(s.Jobs)
+		for _, solver := range allocation.Solvers() {
+			got, want := (&MaxMinFairness{Solver: solver}).build(s.Cluster, jobs, false), (&MaxMinFairness{Solver: solver}).build(s.Cluster, jobs, false)
+			_, run, _, err := reachRun(ctx, got.prog, got.terms, got.prog.Reach(got.terms), make([]bool, n))
+			if err != nil {
+				t.Fatalf("instance %d %s: %v", i, solver, err)
+			}
+			if run > 1 {
+				runs++
+			}
+			levels, res, err := fill(ctx, got.prog, got.terms, got.total)
+			if err != nil {
+				t.Fatalf("instance %d %s: %v", i, solver, err)
+			}
+			first, wres, err := fillOneByOne(ctx, want.prog, want.terms, want.total)
+			if err != nil {
+				t.Fatalf("instance %d %s: one by one: %v", i, solver, err)
+			}
+			if math.Abs(levels[0]-first) > 1e-7*max(1, first) {
+				t.Errorf("instance %d %s: first level %v, one by one %v", i, solver, levels[0], first)
+			}
+			for j := range n {
+				a, b := got.prog.Eval(got.terms[j], res), want.prog.Eval(want.terms[j], wres)
+				if math.Abs(a-b) > 1e-6*max(1, b) {
+					t.Errorf("instance %d %s: job %s's term %v, one by one %v", i, solver, jobs[j].ID, a, b)
+				}
+			}
+		}
+	}
+	if runs < 10 {
+		t.Errorf("%d instances started with a run of two or more jobs at their reach: too few to test the runs", runs)
+	}
+}
+
+// gallop finds the largest passing m, for every n and every answer, with
+// O(log m) tests, and hands back test(1)'s result where nothing passes.
+func TestGallop(t *testing.T) {
+	level := &allocation.Result{Objective: 0.5}
+	for n := 1; n <= 70; n++ {
+		for k := 0; k <= n; k++ {
+			var calls []int
+			test := func(m int) (bool, *allocation.Result, error) {
+				if m < 1 || m > n {
+					t.Fatalf("n=%d: test(%d)", n, m)
+				}
+				calls = append(calls, m)
+				return m <= k, level, nil
+			}
+			m, res, err := gallop(n, test)
+			if err != nil || m != k {
+				t.Fatalf("n=%d, passing up to %d: gallop returned %d, %v", n, k, m, err)
+			}
+			if (res != nil) != (k == 0) {
+				t.Errorf("n=%d, passing up to %d: result %v", n, k, res)
+			}
+			if most := 2*bits.Len(uint(k)) + 1; len(calls) > most {
+				t.Errorf("n=%d, passing up to %d: %d tests %v, more than %d", n, k, len(calls), calls, most)
+			}
+		}
+	}
+	// An error from any test the search runs is returned.
+	var seq []int
+	gallop(9, func(m int) (bool, *allocation.Result, error) { seq = append(seq, m); return m <= 5, level, nil })
+	boom := errors.New("boom")
+	for _, bad := range seq {
+		_, _, err := gallop(9, func(m int) (bool, *allocation.Result, error) {
+			if m == bad {
+				return false, nil, boom
+			}
+			return m <= 5, level, nil
+		})
+		if !errors.Is(err, boom) {
+			t.Errorf("an error at test(%d) of %v: gallop returned %v", bad, seq, err)
 		}
 	}
 }
