@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/dlsched/dlsched/allocation"
 	"github.com/dlsched/dlsched/policy"
@@ -215,7 +216,9 @@ func lastLevel(ctx context.Context, prog *allocation.Program, terms []allocation
 // own r_j; it passes when t* is r_m, the bound of every scaled term.
 // Passing is monotone in m, and test(1) is the open jobs' max-min, so a
 // run of m jobs that one by one would have cost m LPs takes O(log m) (see
-// gallop).
+// gallop). A test that fails at t* < r_m also fails every m' whose r_m'
+// is above t*: an allocation that passed test(m') would hold each scaled
+// term of test(m) at r_m' or more.
 //
 // The order of reach also lets each test start from the last one's basis.
 // In the jobs' own order a program of every job is one that allocation
@@ -230,36 +233,55 @@ func reachRun(ctx context.Context, prog *allocation.Program, terms []allocation.
 		}
 	}
 	slices.SortStableFunc(open, func(a, b int) int { return cmp.Compare(reach[a], reach[b]) })
-	test := func(m int) (bool, *allocation.Result, error) {
-		r := reach[open[max(m, 1)-1]]
-		exprs := make([]allocation.Expr, len(open))
-		for i, j := range open {
-			exprs[i] = terms[j]
-			if i < m && reach[j] != r {
-				exprs[i] = terms[j].Scale(r / reach[j])
-			}
-		}
-		res, err := prog.MaximizeMin(ctx, exprs, allocation.Expr{})
-		if err != nil {
-			return false, nil, err
-		}
-		return res.Objective >= r-1e-9*math.Max(1, math.Abs(r)), res, nil
-	}
+	s := reachTests{ctx, prog, terms, reach, open}
 	if r := reach[open[0]]; !(r > 0) || math.IsInf(r, 1) {
-		_, res, err := test(0) // no run can be scaled to r
+		_, res, err := s.test(0) // no run can be scaled to r
 		return open, 0, res, err
 	}
-	m, res, err := gallop(len(open), test)
+	m, res, err := gallop(len(open), s.test)
 	return open, m, res, err
+}
+
+// reachTests are reachRun's programs over the open jobs, in order of reach.
+type reachTests struct {
+	ctx   context.Context
+	prog  *allocation.Program
+	terms []allocation.Expr
+	reach []float64
+	open  []int
+}
+
+// test solves test(m) (see reachRun) and returns 0 where it passes, else
+// the least m' it shows to fail, at most m; and its max-min result.
+func (s reachTests) test(m int) (int, *allocation.Result, error) {
+	r := s.reach[s.open[max(m, 1)-1]]
+	exprs := make([]allocation.Expr, len(s.open))
+	for i, j := range s.open {
+		exprs[i] = s.terms[j]
+		if i < m && s.reach[j] != r {
+			exprs[i] = s.terms[j].Scale(r / s.reach[j])
+		}
+	}
+	res, err := s.prog.MaximizeMin(s.ctx, exprs, allocation.Expr{})
+	if err != nil {
+		return 0, nil, err
+	}
+	t, tol := res.Objective, 1e-9*math.Max(1, math.Abs(r))
+	if t >= r-tol {
+		return 0, res, nil
+	}
+	above := sort.Search(len(s.open), func(i int) bool { return s.reach[s.open[i]] > t+tol })
+	return min(m, above+1), res, nil
 }
 
 // gallop returns the largest m in [0, n] for which test passes, where
 // passing is monotone (test(m) passes where test(m+1) does): it doubles m
-// to the first failure and bisects back, O(log m) tests in all. Where
-// test(1) fails, it returns that test's result too.
-func gallop(n int, test func(m int) (bool, *allocation.Result, error)) (int, *allocation.Result, error) {
-	ok, res, err := test(1)
-	if err != nil || !ok {
+// to the first failure and bisects back, O(log m) tests in all. A test
+// returns 0 where it passes, else the least m it shows to fail, at most
+// its own. Where test(1) fails, gallop returns that test's result too.
+func gallop(n int, test func(m int) (int, *allocation.Result, error)) (int, *allocation.Result, error) {
+	fails, res, err := test(1)
+	if err != nil || fails > 0 {
 		return 0, res, err
 	}
 	pass, fail := 1, n+1 // test(n+1) fails: there is no such run
@@ -268,13 +290,13 @@ func gallop(n int, test func(m int) (bool, *allocation.Result, error)) (int, *al
 		if fail > n { // no failure yet: double
 			m = min(2*pass, n)
 		}
-		if ok, _, err = test(m); err != nil {
+		if fails, _, err = test(m); err != nil {
 			return 0, nil, err
 		}
-		if ok {
+		if fails == 0 {
 			pass = m
 		} else {
-			fail = m
+			fail = max(pass+1, min(fail, fails)) // past pass, whatever numerical noise says
 		}
 	}
 	return pass, nil, nil

@@ -1,6 +1,7 @@
 package gavel
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
@@ -196,19 +197,70 @@ func TestWaterFillingReachRuns(t *testing.T) {
 	}
 }
 
+// A failing test(m) at t* shows every test whose reach is above t* to
+// fail (see reachRun): each test it names, solved, must fail, and passing
+// must be monotone, on random programs where capacity binds part way.
+func TestReachTestsFailures(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(9, 10))
+	named := 0
+	for i := range 8 {
+		n := 6 + rng.IntN(12)
+		s := randomSnapshot(rng, n, 1+rng.IntN(3), n/3+rng.IntN(n))
+		m := (&MaxMinFairness{}).build(s.Cluster, sortedJobs(s.Jobs), false)
+		reach := m.prog.Reach(m.terms)
+		open := make([]int, len(m.terms))
+		for j := range open {
+			open[j] = j
+		}
+		slices.SortStableFunc(open, func(a, b int) int { return cmp.Compare(reach[a], reach[b]) })
+		tests := reachTests{ctx, m.prog, m.terms, reach, open}
+		fails := make([]int, len(open)+1)
+		for k := 1; k <= len(open); k++ {
+			f, _, err := tests.test(k)
+			if err != nil {
+				t.Fatalf("instance %d: test(%d): %v", i, k, err)
+			}
+			fails[k] = f
+			if f < 0 || f > k {
+				t.Errorf("instance %d: test(%d) names %d", i, k, f)
+			}
+			if k > 1 && f == 0 && fails[k-1] != 0 {
+				t.Errorf("instance %d: test(%d) passes, test(%d) fails", i, k, k-1)
+			}
+		}
+		for k, f := range fails {
+			if f > 0 && f < k {
+				named++
+				if fails[f] == 0 {
+					t.Errorf("instance %d: test(%d) named test(%d) a failure, which passes", i, k, f)
+				}
+			}
+		}
+	}
+	if named < 5 {
+		t.Errorf("only %d failing tests named an earlier failure: too few to test the bound", named)
+	}
+}
+
 // gallop finds the largest passing m, for every n and every answer, with
-// O(log m) tests, and hands back test(1)'s result where nothing passes.
+// O(log m) tests, whatever failures a test also reports below its own m,
+// and hands back test(1)'s result where nothing passes.
 func TestGallop(t *testing.T) {
 	level := &allocation.Result{Objective: 0.5}
+	rng := rand.New(rand.NewPCG(3, 4))
 	for n := 1; n <= 70; n++ {
 		for k := 0; k <= n; k++ {
 			var calls []int
-			test := func(m int) (bool, *allocation.Result, error) {
+			test := func(m int) (int, *allocation.Result, error) {
 				if m < 1 || m > n {
 					t.Fatalf("n=%d: test(%d)", n, m)
 				}
 				calls = append(calls, m)
-				return m <= k, level, nil
+				if m <= k {
+					return 0, level, nil
+				}
+				return k + 1 + rng.IntN(m-k), level, nil // any failure in (k, m]
 			}
 			m, res, err := gallop(n, test)
 			if err != nil || m != k {
@@ -224,14 +276,20 @@ func TestGallop(t *testing.T) {
 	}
 	// An error from any test the search runs is returned.
 	var seq []int
-	gallop(9, func(m int) (bool, *allocation.Result, error) { seq = append(seq, m); return m <= 5, level, nil })
+	pass5 := func(m int) (int, *allocation.Result, error) {
+		if m <= 5 {
+			return 0, level, nil
+		}
+		return m, level, nil
+	}
+	gallop(9, func(m int) (int, *allocation.Result, error) { seq = append(seq, m); return pass5(m) })
 	boom := errors.New("boom")
 	for _, bad := range seq {
-		_, _, err := gallop(9, func(m int) (bool, *allocation.Result, error) {
+		_, _, err := gallop(9, func(m int) (int, *allocation.Result, error) {
 			if m == bad {
-				return false, nil, boom
+				return 0, nil, boom
 			}
-			return m <= 5, level, nil
+			return pass5(m)
 		})
 		if !errors.Is(err, boom) {
 			t.Errorf("an error at test(%d) of %v: gallop returned %v", bad, seq, err)
