@@ -118,6 +118,12 @@ func TestWaterFillingLeximin(t *testing.T) {
 	}
 }
 
+// roomySnapshot returns n random jobs on a cluster of n/3 to 4n/3 GPUs per
+// type, where capacity often binds only after some jobs reach their most.
+func roomySnapshot(rng *rand.Rand, n int) (*policy.Snapshot, int) {
+	return randomSnapshot(rng, n, 1+rng.IntN(3), n/3+rng.IntN(n)), n
+}
+
 // fillOneByOne is fill without reach runs: one max-min LP per level, as
 // WaterFilling describes it. TestWaterFillingReachRuns checks fill
 // against it.
@@ -161,8 +167,7 @@ func TestWaterFillingReachRuns(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	runs := 0
 	for i := range 20 {
-		n := 10 + rng.IntN(30)
-		s := randomSnapshot(rng, n, 1+rng.IntN(3), n/3+rng.IntN(n))
+		s, n := roomySnapshot(rng, 10+rng.IntN(30))
 		jobs := sortedJobs(s.Jobs)
 		for _, solver := range allocation.Solvers() {
 			got, want := (&MaxMinFairness{Solver: solver}).build(s.Cluster, jobs, false), (&MaxMinFairness{Solver: solver}).build(s.Cluster, jobs, false)
@@ -205,8 +210,7 @@ func TestReachTestsFailures(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	named := 0
 	for i := range 8 {
-		n := 6 + rng.IntN(12)
-		s := randomSnapshot(rng, n, 1+rng.IntN(3), n/3+rng.IntN(n))
+		s, _ := roomySnapshot(rng, 6+rng.IntN(12))
 		m := (&MaxMinFairness{}).build(s.Cluster, sortedJobs(s.Jobs), false)
 		reach := m.prog.Reach(m.terms)
 		open := make([]int, len(m.terms))
