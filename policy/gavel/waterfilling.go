@@ -185,11 +185,9 @@ func fill(ctx context.Context, prog *allocation.Program, terms []allocation.Expr
 // whose max-min is res: the same program solved again with total as its
 // tie-break, which is then the final LP (see fill). Its first stage
 // restarts from its own optimal basis, and allocation solves the
-// tie-break over the jobs near a tie, where the final LP alone starts
-// from the slack basis: on gavel.water-filling at 1024 jobs
-// (BenchmarkPolicy), an LP of 158 rows and 141 dual iterations against
-// one of 2,036 rows and about 1,700. Where the tie-break fails
-// numerically, res stands.
+// tie-break over the jobs near a tie, a small LP, where the final LP
+// alone is the whole program from the slack basis. Where the tie-break
+// fails numerically, res stands.
 func lastLevel(ctx context.Context, prog *allocation.Program, terms []allocation.Expr, open []int, total allocation.Expr, res *allocation.Result) (*allocation.Result, error) {
 	exprs := make([]allocation.Expr, len(open))
 	for i, j := range open {
@@ -223,16 +221,10 @@ func lastLevel(ctx context.Context, prog *allocation.Program, terms []allocation
 // The order of reach also lets each test start from the last one's basis.
 // In the jobs' own order a program of every job is one that allocation
 // solves by its prices instead, and on gavel.water-filling at 1024 jobs
-// (BenchmarkPolicy) those restricted LPs grew test after test: 245 ms a
-// decision against 146 ms.
+// (BenchmarkPolicy) those restricted LPs grew test after test, which made
+// the decision slower.
 func reachRun(ctx context.Context, prog *allocation.Program, terms []allocation.Expr, reach []float64, frozen []bool) ([]int, int, *allocation.Result, error) {
-	var open []int
-	for j, done := range frozen {
-		if !done {
-			open = append(open, j)
-		}
-	}
-	slices.SortStableFunc(open, func(a, b int) int { return cmp.Compare(reach[a], reach[b]) })
+	open := byReach(frozen, reach)
 	s := reachTests{ctx, prog, terms, reach, open}
 	if r := reach[open[0]]; !(r > 0) || math.IsInf(r, 1) {
 		_, res, err := s.test(0) // no run can be scaled to r
@@ -240,6 +232,19 @@ func reachRun(ctx context.Context, prog *allocation.Program, terms []allocation.
 	}
 	m, res, err := gallop(len(open), s.test)
 	return open, m, res, err
+}
+
+// byReach returns the jobs not frozen in order of reach, by index among
+// equals.
+func byReach(frozen []bool, reach []float64) []int {
+	var open []int
+	for j, done := range frozen {
+		if !done {
+			open = append(open, j)
+		}
+	}
+	slices.SortStableFunc(open, func(a, b int) int { return cmp.Compare(reach[a], reach[b]) })
+	return open
 }
 
 // reachTests are reachRun's programs over the open jobs, in order of reach.

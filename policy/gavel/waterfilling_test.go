@@ -1,7 +1,6 @@
 package gavel
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"math"
@@ -213,11 +212,7 @@ func TestReachTestsFailures(t *testing.T) {
 		s, _ := roomySnapshot(rng, 6+rng.IntN(12))
 		m := (&MaxMinFairness{}).build(s.Cluster, sortedJobs(s.Jobs), false)
 		reach := m.prog.Reach(m.terms)
-		open := make([]int, len(m.terms))
-		for j := range open {
-			open[j] = j
-		}
-		slices.SortStableFunc(open, func(a, b int) int { return cmp.Compare(reach[a], reach[b]) })
+		open := byReach(make([]bool, len(m.terms)), reach)
 		tests := reachTests{ctx, m.prog, m.terms, reach, open}
 		fails := make([]int, len(open)+1)
 		for k := 1; k <= len(open); k++ {
