@@ -58,8 +58,9 @@ const (
 // cheapest X_jk of the jobs closest to a tie, who are the jobs split
 // between types at the optimum. The engine starts there and pivots to the
 // optimum; at the prices' optimum the basis is optimal but for ties.
-func (g *lagrangian) crash(p *Program, prob *lp.Problem, lambda []float64, level float64, t, first int) *lp.Basis {
-	b := &lp.Basis{Vars: make([]lp.BasisStatus, prob.NumVars()), Rows: make([]lp.BasisStatus, prob.NumRows())}
+func (g *lagrangian) crash(p *Program, m *maxMinLP, lambda []float64, level float64) *lp.Basis {
+	t, first := m.t, m.first
+	b := &lp.Basis{Vars: make([]lp.BasisStatus, m.numVars()), Rows: make([]lp.BasisStatus, m.numRows())}
 	for v := range b.Vars {
 		b.Vars[v] = lp.AtLower
 	}
@@ -676,9 +677,9 @@ func (g *lagrangian) tieBreakPlans(d [][]float64, lambda []float64, floor float6
 
 // basis returns a starting basis for the second stage, prob: each job's
 // best plan at the prices, and the jobs nearest a tie to fill the count.
-func (s *pricedTieBreak) basis(p *Program, prob *lp.Problem, lambda []float64, first int) *lp.Basis {
-	g, d, floor := s.g, s.d, s.floor
-	b := &lp.Basis{Vars: make([]lp.BasisStatus, prob.NumVars()), Rows: make([]lp.BasisStatus, prob.NumRows())}
+func (s *pricedTieBreak) basis(p *Program, m *maxMinLP, lambda []float64) *lp.Basis {
+	g, d, floor, first := s.g, s.d, s.floor, m.first
+	b := &lp.Basis{Vars: make([]lp.BasisStatus, m.numVars()), Rows: make([]lp.BasisStatus, m.numRows())}
 	for v := range b.Vars {
 		b.Vars[v] = lp.AtLower
 	}

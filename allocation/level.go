@@ -9,8 +9,8 @@ import (
 )
 
 // stageOne is the optimum of MaximizeMin's first stage that marginLevel
-// found: t*, the values of prob's variables, each expression's bottleneck
-// flag, and the capacity prices it ended at.
+// found: t*, the values of the max-min LP's variables, each expression's
+// bottleneck flag, and the capacity prices it ended at.
 type stageOne struct {
 	t          float64
 	x          []float64
@@ -19,7 +19,7 @@ type stageOne struct {
 	engine     string
 }
 
-// marginLevel solves a plain program's first stage, prob (maximize t),
+// marginLevel solves a plain program's first stage, m (maximize t),
 // over the jobs at the margin at prices start, as margin solves the
 // second; nil with no error where it gives the stage to the whole LP.
 //
@@ -32,9 +32,9 @@ type stageOne struct {
 // price each fixed job at its need at the LP's t: one whose plan is no
 // longer its cheapest, or no longer valid there (a share outside [0, 1]),
 // joins the LP. When none does, every fixed plan is optimal for its job
-// at λ', and with the LP's own duals that makes a dual solution of prob
+// at λ', and with the LP's own duals that makes a dual solution of m
 // whose value is the LP's t, so t is t* (TestMarginSameOptimum).
-func (p *Program) marginLevel(ctx context.Context, eng lp.Engine, prob *lp.Problem, g *lagrangian, start []float64, bounds []float64, t, first int) (*stageOne, error) {
+func (p *Program) marginLevel(ctx context.Context, eng lp.Engine, m *maxMinLP, g *lagrangian, start []float64, bounds []float64) (*stageOne, error) {
 	lambda := normalize(start, g.capacity)
 	if lambda == nil { // no type was full: any prices will do to start
 		lambda = g.uniform()
@@ -50,14 +50,14 @@ func (p *Program) marginLevel(ctx context.Context, eng lp.Engine, prob *lp.Probl
 		plans[j], gap[j] = pl, pl.next-pl.cost
 	}
 	in, joined := nearTie(gap, 1e-9) // the plans cost 1 in all
-	c, e := g.affine(p, prob, plans)
+	c, e := g.affine(p, m.numVars(), plans)
 	for range marginRounds {
 		if joined > n/marginShare && !p.marginAll {
 			return nil, nil
 		}
 		p.trace.add(traceLPs, 1)
 		p.trace.hold(joined)
-		r := p.restrict(prob, in, c, e, t, true)
+		r := g.restrict(m, in, c, e, true)
 		sol, err := eng.Solve(ctx, r.sub)
 		switch {
 		case ctx.Err() != nil:
@@ -74,8 +74,8 @@ func (p *Program) marginLevel(ctx context.Context, eng lp.Engine, prob *lp.Probl
 		joined += moved
 		p.trace.add(tracePriced, moved)
 		if moved == 0 {
-			one := g.levelResult(p, sol, r, c, e, plans, in, lambda, bounds, first)
-			if !satisfies(prob, one.x) {
+			one := g.levelResult(p, sol, r, c, e, plans, in, lambda, bounds, m.first)
+			if !m.satisfies(one.x) {
 				return nil, nil
 			}
 			p.trace.add(traceSolved, 1)
@@ -106,8 +106,8 @@ func normalize(lambda, capacity []float64) []float64 {
 // plan: t/a_jk on one type; on two, the split that reaches t in a whole
 // round. Every job has an expression: marginLevel takes plain programs
 // alone. Only the values of jobs not in the LP are read.
-func (g *lagrangian) affine(p *Program, prob *lp.Problem, plans []plan) (c, e []float64) {
-	c, e = make([]float64, prob.NumVars()), make([]float64, prob.NumVars())
+func (g *lagrangian) affine(p *Program, nv int, plans []plan) (c, e []float64) {
+	c, e = make([]float64, nv), make([]float64, nv)
 	for j, pl := range plans {
 		a, vk := g.a[j], p.x[j][pl.k]
 		if pl.l < 0 {

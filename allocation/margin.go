@@ -23,8 +23,8 @@ const (
 	marginFew = 32
 )
 
-// margin solves the second stage, prob, over the jobs at the margin at
-// prices start, and returns prob's optimal X (t at the floor) and the
+// margin solves the second stage, m, over the jobs at the margin at
+// prices start, and returns m's optimal X (t at the floor) and the
 // prices it ended at; nil with no error where it gives the stage to the
 // whole LP. Any prices do; the nearer the optimum's, the fewer the jobs and
 // the LPs.
@@ -38,13 +38,13 @@ const (
 // joins the LP, which is solved again. When none does, the fixed plans
 // are each optimal for their job at λ', the LP's shares for the rest, and
 // λ' is complementary to capacity, so by LP duality the whole is optimal
-// for prob. Where the fixed plans overfill a type, the LP is infeasible
+// for m. Where the fixed plans overfill a type, the LP is infeasible
 // and the next jobs nearest a tie join it.
 //
 // The whole LP holds every job: gavel's BenchmarkLAS at 2048 jobs solved
 // in 56.3 ms with it (docs/performance.md at commit 6c76ef9), 6.39 ms
 // without (at 3bec50c).
-func (p *Program) margin(ctx context.Context, eng lp.Engine, prob *lp.Problem, s *pricedTieBreak, start []float64, t int) ([]float64, []float64, error) {
+func (p *Program) margin(ctx context.Context, eng lp.Engine, m *maxMinLP, s *pricedTieBreak, start []float64) ([]float64, []float64, error) {
 	g := s.g
 	n := len(g.a)
 	plans := make([]vertex, n)
@@ -58,14 +58,14 @@ func (p *Program) margin(ctx context.Context, eng lp.Engine, prob *lp.Problem, s
 	}
 	tol := priceTolerance * max(1, s.largest())
 	in, joined := nearTie(gap, tol)
-	x := s.fixed(p, prob, plans, t) // the LP's shares replace those of jobs in it
+	x := s.fixed(m, plans) // the LP's shares replace those of jobs in it
 	for range marginRounds {
 		if joined > n/marginShare && !p.marginAll {
 			return nil, nil, nil
 		}
 		p.trace.add(traceLPs, 1)
 		p.trace.hold(joined)
-		r := p.restrict(prob, in, x, nil, t, false)
+		r := g.restrict(m, in, x, nil, false)
 		sol, err := eng.Solve(ctx, r.sub)
 		switch {
 		case ctx.Err() != nil:
@@ -95,7 +95,7 @@ func (p *Program) margin(ctx context.Context, eng lp.Engine, prob *lp.Problem, s
 			for i, v := range r.back {
 				x[v] = sol.X[i]
 			}
-			if !satisfies(prob, x) {
+			if !m.satisfies(x) {
 				return nil, nil, nil
 			}
 			p.trace.add(traceSolved, 1)
@@ -103,35 +103,6 @@ func (p *Program) margin(ctx context.Context, eng lp.Engine, prob *lp.Problem, s
 		}
 	}
 	return nil, nil, nil
-}
-
-// satisfies reports whether x satisfies every row of prob to 1e-7 of the
-// row's size (the magnitude of its terms at x and of its bounds). The
-// engines hold rows to an absolute tolerance: where t* is tiny beside the
-// expressions' coefficients (t* of 5e-5, coefficients of 5e3), CLP left
-// floors short by a relative 0.16 %, both over the jobs at the margin and
-// from a crash basis (TestWideRangeFloors fails without this check). Such
-// a result is solved again: the stage by the whole LP, the whole LP from
-// the slack basis.
-func satisfies(prob *lp.Problem, x []float64) bool {
-	for i := range prob.NumRows() {
-		lower, upper, row := prob.Row(i)
-		var v, size float64
-		for _, tm := range row {
-			term := tm.Coef * x[tm.Var]
-			v += term
-			size += math.Abs(term)
-		}
-		for _, b := range []float64{lower, upper} {
-			if !math.IsInf(b, 0) {
-				size = max(size, math.Abs(b))
-			}
-		}
-		if tol := 1e-7 * size; v < lower-tol || v > upper+tol {
-			return false
-		}
-	}
-	return true
 }
 
 // nearTie returns which jobs margin's first LP holds, and how many: those
@@ -198,11 +169,12 @@ func joinNext(in []bool, gap []float64, joined, more int) int {
 	return joined + min(more, len(out))
 }
 
-// fixed returns the values of prob's variables where every job takes its
+// fixed returns the values of m's variables where every job takes its
 // plan and t is at the floor.
-func (s *pricedTieBreak) fixed(p *Program, prob *lp.Problem, plans []vertex, t int) []float64 {
-	x := make([]float64, prob.NumVars())
-	x[t] = s.floor
+func (s *pricedTieBreak) fixed(m *maxMinLP, plans []vertex) []float64 {
+	p := m.p
+	x := make([]float64, m.numVars())
+	x[m.t] = s.floor
 	for j, v := range plans {
 		if v.k >= 0 {
 			x[p.x[j][v.k]] = v.xk
@@ -225,48 +197,84 @@ func (s *pricedTieBreak) largest() float64 {
 	return big
 }
 
-// restriction is prob over the jobs in alone: every other job's shares
-// are fixed, at c + e·t (e nil: at c), and, if t is a variable of sub, t
-// stays free; else it is fixed at c[t] too.
+// restriction is a max-min LP over the jobs in alone: every other job's
+// shares are fixed, at c + e·t (e nil: at c), and, if t is a variable of
+// sub, t stays free; else it is fixed at c[t] too.
 type restriction struct {
 	sub      *lp.Problem
-	back     []int // per variable of sub: prob's
+	back     []int // per variable of sub: the whole LP's
 	capacity []int // per type: its capacity row in sub
-	rows     []int // per row of prob: its row in sub, or -1
+	rows     []int // per row of the whole LP: its row in sub, or -1
 	t        int   // t's variable in sub, or -1
 }
 
-// restrict returns prob restricted to the jobs in (see restriction). A
-// row with no shares left to choose is dropped, save capacity rows, whose
+// restrict returns m restricted to the jobs in (see restriction). A row
+// with no shares left to choose is dropped, save capacity rows, whose
 // duals margin needs: the fixed plans keep their own rows, but for the
 // bounds on t that their shares between 0 and 1 ask, which the caller
-// checks.
-func (p *Program) restrict(prob *lp.Problem, in []bool, c, e []float64, t int, tFree bool) restriction {
-	r := restriction{sub: &lp.Problem{Sense: prob.Sense}, capacity: make([]int, len(p.types)), rows: make([]int, prob.NumRows()), t: -1}
-	index := make([]int, prob.NumVars())
+// checks. In g's shape every other row is one job's, so the rows of the
+// jobs not in are dropped unread.
+func (g *lagrangian) restrict(m *maxMinLP, in []bool, c, e []float64, tFree bool) restriction {
+	p := m.p
+	r := restriction{sub: &lp.Problem{Sense: lp.Maximize}, capacity: make([]int, len(p.types)), rows: make([]int, m.numRows()), t: -1}
+	index := make([]int, m.numVars())
 	for v := range index {
 		index[v] = -1
 	}
 	if tFree {
-		r.t = r.sub.AddVar(prob.Var(t))
-		index[t] = r.t
-		r.back = append(r.back, t)
+		r.t = r.sub.AddVar(m.variable(m.t))
+		index[m.t] = r.t
+		r.back = append(r.back, m.t)
 	}
 	for j, row := range p.x {
 		for _, v := range row {
 			if v >= 0 && in[j] {
-				index[v] = r.sub.AddVar(prob.Var(v))
+				index[v] = r.sub.AddVar(m.variable(v))
 				r.back = append(r.back, v)
 			}
 		}
 	}
+	for i := range r.rows {
+		r.rows[i] = -1
+	}
+	put := restrictRow(&r, index, c, e)
+	for i, pl := range p.rows {
+		lower, upper, row := p.prob.Row(i)
+		if pl.kind == slotTime && !in[pl.j] || pl.kind == 0 && pl.s.kind == slotRow && !in[g.job(row)] {
+			continue
+		}
+		isCapacity := pl.kind == 0 && pl.s.kind == slotCapacity
+		r.rows[i] = put(lower, upper, row, lp.Term{}, isCapacity)
+		if isCapacity {
+			r.capacity[pl.s.n] = r.rows[i]
+		}
+	}
+	minusT := lp.Term{Var: m.t, Coef: -1}
+	for i, ex := range m.exprs {
+		if in[g.job(ex.terms)] {
+			r.rows[m.first+i] = put(-ex.constant, lp.Inf, ex.terms, minusT, false)
+		}
+	}
+	return r
+}
+
+// job returns the job whose shares a row of g's shape holds, a floor row
+// or an expression: its first term's.
+func (g *lagrangian) job(row []lp.Term) int {
+	return g.at[row[0].Var] / len(g.capacity)
+}
+
+// restrictRow returns what adds a row, lower ≤ Σ row + last ≤ upper, to
+// r's LP over the variables index names, the others fixed at c + e·t,
+// and returns its row there, or -1 where it is dropped (see restrict).
+func restrictRow(r *restriction, index []int, c, e []float64) func(lower, upper float64, row []lp.Term, last lp.Term, keep bool) int {
 	terms := make([]lp.Term, 0, 16)
-	for i := range prob.NumRows() {
-		lower, upper, row := prob.Row(i)
+	return func(lower, upper float64, row []lp.Term, last lp.Term, keep bool) int {
 		terms = terms[:0]
 		shift, onT, free := 0.0, 0.0, false
-		for _, tm := range row {
+		add := func(tm lp.Term) {
 			switch v := index[tm.Var]; {
+			case tm.Coef == 0: // as the whole LP's AddRow drops it
 			case v == r.t && v >= 0:
 				onT += tm.Coef
 			case v >= 0:
@@ -279,20 +287,20 @@ func (p *Program) restrict(prob *lp.Problem, in []bool, c, e []float64, t int, t
 				}
 			}
 		}
-		isCapacity := i < len(p.rows) && p.rows[i].kind == 0 && p.rows[i].s.kind == slotCapacity
-		r.rows[i] = -1
-		if !free && !isCapacity {
-			continue
+		for _, tm := range row {
+			add(tm)
+		}
+		if last.Coef != 0 {
+			add(last)
+		}
+		if !free && !keep {
+			return -1
 		}
 		if onT != 0 {
 			terms = append(terms, lp.Term{Var: r.t, Coef: onT})
 		}
-		r.rows[i] = r.sub.AddRow(lower-shift, upper-shift, terms...)
-		if isCapacity {
-			r.capacity[p.rows[i].s.n] = r.rows[i]
-		}
+		return r.sub.AddRow(lower-shift, upper-shift, terms...)
 	}
-	return r
 }
 
 // prices returns the capacity rows' duals in sol, a solution of r's LP,
@@ -307,17 +315,19 @@ func (r restriction) prices(sol *lp.Solution) []float64 {
 
 // marginTrace counts, for tests, what margin and marginLevel did: see the
 // trace constants. Its methods do nothing on a nil trace.
-type marginTrace [5]int
+type marginTrace [6]int
 
 // What a marginTrace counts: the stages solved over the jobs at the
 // margin, the LPs solved for them, those that were infeasible, the jobs
-// the prices brought in, and the most jobs an LP held.
+// the prices brought in, the most jobs an LP held, and the max-min LPs
+// built whole.
 const (
 	traceSolved = iota
 	traceLPs
 	traceInfeasible
 	tracePriced
 	traceMost
+	traceWhole
 )
 
 func (m *marginTrace) add(event, n int) {

@@ -36,17 +36,31 @@ func TestMarginSameOptimum(t *testing.T) {
 			if terms == nil {
 				continue
 			}
+			before := trace
 			got, want := sameOptimum(t, i, cc, fast, terms)
+			byPrices := trace[traceSolved] - before[traceSolved]
 			if got.Engine == byReach {
 				capped++
+				byPrices++
 				checkBottlenecks(t, i, got.Bottleneck, want.Bottleneck)
 			}
+			checkWhole(t, i, byPrices, trace[traceWhole]-before[traceWhole])
 		}
 	}
 	t.Logf("capped %d, margin %v (solved, LPs, infeasible, priced, most jobs)", capped, trace)
 	if capped < cases/10 || trace[traceSolved] < cases/2 || trace[traceInfeasible] == 0 || trace[tracePriced] == 0 {
 		t.Errorf("capped %d of %d cases; margin solved %d, was infeasible %d times, priced %d jobs in",
 			capped, cases, trace[traceSolved], trace[traceInfeasible], trace[tracePriced])
+	}
+}
+
+// checkWhole checks that a MaximizeMin of two stages, byPrices of which
+// it settled without an engine's solve of the whole LP, built the whole LP
+// once if it solved it, and not at all otherwise.
+func checkWhole(t *testing.T, i, byPrices, built int) {
+	t.Helper()
+	if want := min(2-byPrices, 1); built != want {
+		t.Errorf("case %d: built the whole LP %d times with %d of 2 stages settled by prices, want %d", i, built, byPrices, want)
 	}
 }
 
@@ -127,10 +141,16 @@ func TestMarginFloors(t *testing.T) {
 			}
 			slack, slackOpen := f.program(s)
 			slack.noCrash = true
+			before := trace
 			got, err := fast.MaximizeMin(context.Background(), open, Sum(open...))
 			if err != nil {
 				t.Fatalf("case %d, %v: %v", i, s, err)
 			}
+			byPrices := trace[traceSolved] - before[traceSolved]
+			if got.Engine == byReach {
+				byPrices++
+			}
+			checkWhole(t, i, byPrices, trace[traceWhole]-before[traceWhole])
 			want, err := slack.MaximizeMin(context.Background(), slackOpen, Sum(slackOpen...))
 			if err != nil {
 				t.Fatalf("case %d, %v, slack start: %v", i, s, err)
@@ -242,8 +262,8 @@ func TestWideRangeFloors(t *testing.T) {
 // BenchmarkLAS's weights (one job in five weighs 2 to 4) and with equal
 // ones, each stage is solved over the jobs at the margin, by LPs of at
 // most 64 jobs, and no LP of the whole program: cold, and warm after one
-// more job arrived, from the prices the cold solve ended at. Run with -v
-// for the counts.
+// more job arrived, from the prices the cold solve ended at; the whole LP
+// is never built. Run with -v for the counts.
 func TestMarginFewJobs(t *testing.T) {
 	c, gpus, tput := lasLike(2048)
 	r := rand.New(rand.NewPCG(2048, 7))
@@ -275,9 +295,9 @@ func TestMarginFewJobs(t *testing.T) {
 				stages = 1 // stage one needed no LP at all
 			}
 			t.Logf("weighted %v, %d jobs: engine %q, margin %v (solved, LPs, infeasible, priced, most jobs)", weighted, n, res.Engine, trace)
-			if trace[traceSolved] != stages || trace[traceMost] > 64 {
-				t.Errorf("weighted %v, %d jobs: %d of %d stages over the jobs at the margin, by LPs of up to %d jobs",
-					weighted, n, trace[traceSolved], stages, trace[traceMost])
+			if trace[traceSolved] != stages || trace[traceMost] > 64 || trace[traceWhole] != 0 {
+				t.Errorf("weighted %v, %d jobs: %d of %d stages over the jobs at the margin, by LPs of up to %d jobs, %d whole LPs built",
+					weighted, n, trace[traceSolved], stages, trace[traceMost], trace[traceWhole])
 			}
 		}
 	}

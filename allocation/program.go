@@ -441,7 +441,7 @@ func (p *Program) optimize(ctx context.Context, sense lp.Sense, e Expr) (*Result
 	if sense == lp.Maximize {
 		stage = "maximize"
 	}
-	lay := p.layout(prob, nil)
+	lay := p.layout(prob.NumVars(), nil)
 	sol, _, err := p.solve(ctx, eng, prob, p.start(stage, lay), nil)
 	if err != nil {
 		return nil, err
@@ -469,56 +469,35 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 	if len(exprs) == 0 {
 		return nil, fmt.Errorf("%w: MaximizeMin over no expressions", ErrUnbounded)
 	}
-	nnz := len(exprs) // t in every row
-	for _, e := range exprs {
-		nnz += len(e.terms)
-	}
-	// With pairs the rows are long: growing as they came copied them over
-	// and over.
-	prob := p.prob.Clone(1, len(exprs), nnz)
-	prob.Sense = lp.Maximize
 	bounds := p.upperBounds(exprs)
-	t := prob.AddVar(-lp.Inf, slices.Min(bounds), 1)
-	first := prob.NumRows()
-	row := make([]lp.Term, 0, 8)
-	for _, e := range exprs {
-		row = append(append(row[:0], e.terms...), lp.Term{Var: t, Coef: -1})
-		prob.AddRow(-e.constant, lp.Inf, row...)
-	}
+	m := newMaxMinLP(p, exprs, slices.Min(bounds))
 	// Only a solve by the engine needs the layout, to start warm and to
 	// keep its basis.
-	lay := sync.OnceValue(func() *layout { return p.layout(prob, p.exprPlaces(exprs)) })
+	lay := sync.OnceValue(func() *layout { return p.layout(m.numVars(), p.exprPlaces(exprs)) })
 	var g *lagrangian // crash's view of the program, built once for both stages
 	if !p.noCrash && len(exprs) >= cmp.Or(p.crashFrom, crashFrom) {
 		g, _ = p.lagrangian(exprs)
 	}
-	res, used, err := p.stageOne(ctx, eng, prob, g, lay, bounds, t, first)
+	res, used, err := p.stageOne(ctx, eng, m, g, lay, bounds)
 	if err != nil || len(tieBreak.terms) == 0 {
 		return res, err
 	}
 	tStar := res.Objective
-	floor := tStar - 1e-9*math.Abs(tStar) // relative: t* may be tiny
-	prob.SetBounds(t, floor, lp.Inf)
-	prob.SetObjective(t, 0)
-	for _, tm := range tieBreak.terms {
-		_, _, c := prob.Var(tm.Var)
-		prob.SetObjective(tm.Var, c+tm.Coef)
-	}
-	return p.stageTwo(ctx, eng, prob, g, lay, res, used, tieBreak, floor, t, first)
+	m.raise(tStar-1e-9*math.Abs(tStar), tieBreak) // relative: t* may be tiny
+	return p.stageTwo(ctx, eng, m, g, lay, res, used)
 }
 
-// stageTwo maximizes tieBreak over prob, MaximizeMin's second stage with
-// t at least floor, and sets res's shares to the optimum. Where crash's
+// stageTwo maximizes m's tie-break, MaximizeMin's second stage with t at
+// least its floor, and sets res's shares to the optimum. Where crash's
 // view g applies, it solves over the jobs near a tie (see margin), from
 // the last prices warm kept, else from the prices of the optimum unless
 // there is a warm basis to start the engine from. The whole LP, from a
 // warm basis or crash's, is its fallback.
-func (p *Program) stageTwo(ctx context.Context, eng lp.Engine, prob *lp.Problem, g *lagrangian, lay func() *layout, res *Result, used []bool,
-	tieBreak Expr, floor float64, t, first int) (*Result, error) {
+func (p *Program) stageTwo(ctx context.Context, eng lp.Engine, m *maxMinLP, g *lagrangian, lay func() *layout, res *Result, used []bool) (*Result, error) {
 	whole := func(start *lp.Basis) (*Result, error) {
-		return p.tieBreakLP(ctx, eng, prob, lay, res, used, start)
+		return p.tieBreakLP(ctx, eng, m.problem(), lay, res, used, start)
 	}
-	s, ok := p.priceTieBreak(g, tieBreak, floor)
+	s, ok := p.priceTieBreak(g, m.tie, m.lower)
 	if !ok {
 		return whole(p.start("tie-break", lay()))
 	}
@@ -527,11 +506,11 @@ func (p *Program) stageTwo(ctx context.Context, eng lp.Engine, prob *lp.Problem,
 		if start := p.start("tie-break", lay()); start != nil {
 			return whole(start)
 		}
-		if prices, _, ok = g.tieBreakPrices(ctx, s.d, floor); !ok {
+		if prices, _, ok = g.tieBreakPrices(ctx, s.d, m.lower); !ok {
 			return whole(nil)
 		}
 	}
-	x, lambda, err := p.margin(ctx, eng, prob, s, prices, t)
+	x, lambda, err := p.margin(ctx, eng, m, s, prices)
 	switch {
 	case err != nil:
 		return nil, err
@@ -543,7 +522,7 @@ func (p *Program) stageTwo(ctx context.Context, eng lp.Engine, prob *lp.Problem,
 	if start := p.start("tie-break", lay()); start != nil || !g.plain {
 		return whole(start)
 	}
-	return whole(s.basis(p, prob, prices, first))
+	return whole(s.basis(p, m, prices))
 }
 
 // tieBreakLP solves the second stage, prob, whole by the engine from
@@ -571,9 +550,9 @@ func (p *Program) tieBreakLP(ctx context.Context, eng lp.Engine, prob *lp.Proble
 // tie-break, if any, still solves an LP.
 const byReach = "reach"
 
-// stageOne maximizes t over prob, MaximizeMin's first stage, and returns
-// the result and the pair columns it used.
-func (p *Program) stageOne(ctx context.Context, eng lp.Engine, prob *lp.Problem, g *lagrangian, lay func() *layout, bounds []float64, t, first int) (*Result, []bool, error) {
+// stageOne maximizes t over m, MaximizeMin's first stage, and returns the
+// result and the pair columns it used.
+func (p *Program) stageOne(ctx context.Context, eng lp.Engine, m *maxMinLP, g *lagrangian, lay func() *layout, bounds []float64) (*Result, []bool, error) {
 	n := len(bounds)
 	res := &Result{Bottleneck: make([]bool, n)}
 	var start *lp.Basis
@@ -582,13 +561,13 @@ func (p *Program) stageOne(ctx context.Context, eng lp.Engine, prob *lp.Problem,
 	} else {
 		if plans, ok := g.capped(); ok {
 			res.Objective, res.Engine = slices.Min(bounds), byReach
-			res.X, res.Pairs = p.matrix(p.planned(prob, g, plans))
+			res.X, res.Pairs = p.matrix(p.planned(m.numVars(), g, plans))
 			for i, b := range bounds {
 				res.Bottleneck[i] = reached(b, res.Objective)
 			}
 			return res, nil, nil
 		}
-		one, basis, err := p.pricedStageOne(ctx, eng, prob, g, lay, bounds, t, first)
+		one, basis, err := p.pricedStageOne(ctx, eng, m, g, lay, bounds)
 		if err != nil || one != nil {
 			if one != nil {
 				res.Objective, res.Engine, res.Bottleneck = one.t, one.engine, one.bottleneck
@@ -598,7 +577,7 @@ func (p *Program) stageOne(ctx context.Context, eng lp.Engine, prob *lp.Problem,
 		}
 		start = basis
 	}
-	sol, used, err := p.solve(ctx, eng, prob, start, nil)
+	sol, used, err := p.solve(ctx, eng, m.problem(), start, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -610,7 +589,7 @@ func (p *Program) stageOne(ctx context.Context, eng lp.Engine, prob *lp.Problem,
 	// rise either. The duals of these rows and of t's bound sum to 1, so at
 	// least one expression qualifies.
 	for i := range n {
-		res.Bottleneck[i] = math.Abs(sol.Duals[first+i]) > 1e-9 || reached(bounds[i], sol.Objective)
+		res.Bottleneck[i] = math.Abs(sol.Duals[m.first+i]) > 1e-9 || reached(bounds[i], sol.Objective)
 	}
 	return res, used, nil
 }
@@ -632,13 +611,13 @@ func reached(bound, t float64) bool {
 // gavel.water-filling at 1024 jobs, and searching afresh at each level
 // took longer than the engine (BenchmarkPolicy, with this function taking
 // them).
-func (p *Program) pricedStageOne(ctx context.Context, eng lp.Engine, prob *lp.Problem, g *lagrangian, lay func() *layout,
-	bounds []float64, t, first int) (*stageOne, *lp.Basis, error) {
+func (p *Program) pricedStageOne(ctx context.Context, eng lp.Engine, m *maxMinLP, g *lagrangian, lay func() *layout,
+	bounds []float64) (*stageOne, *lp.Basis, error) {
 	if start := p.start("max-min", lay()); start != nil || !g.plain {
 		return nil, start, nil
 	}
 	solve := func(prices []float64) (*stageOne, error) {
-		one, err := p.marginLevel(ctx, eng, prob, g, prices, bounds, t, first)
+		one, err := p.marginLevel(ctx, eng, m, g, prices, bounds)
 		if one != nil {
 			p.keepPrices("max-min", one.prices)
 		}
@@ -659,13 +638,13 @@ func (p *Program) pricedStageOne(ctx context.Context, eng lp.Engine, prob *lp.Pr
 	if !capacityHolds {
 		return nil, nil, nil
 	}
-	return nil, g.crash(p, prob, prices, level, t, first), nil
+	return nil, g.crash(p, m, prices, level), nil
 }
 
-// planned returns the values of prob's variables where each job j of g
-// takes plans[j] at g's reach.
-func (p *Program) planned(prob *lp.Problem, g *lagrangian, plans []plan) []float64 {
-	x := make([]float64, prob.NumVars())
+// planned returns the values of nv variables, the base program's and t,
+// where each job j of g takes plans[j] at g's reach.
+func (p *Program) planned(nv int, g *lagrangian, plans []plan) []float64 {
+	x := make([]float64, nv)
 	for j, pl := range plans {
 		switch {
 		case pl.k < 0:

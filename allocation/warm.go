@@ -156,14 +156,15 @@ func (p *Program) Remember(w *Warm, ids []string) {
 // layout is what each variable and row of one solve's problem is.
 type layout struct{ vars, rows []place }
 
-// layout returns prob's layout, prob being a solve's problem over the
-// program's base plus the rows extra; nil when the program is not warm.
+// layout returns the layout of a solve's problem of nv variables (the
+// program's, then those the solve adds) over the program's rows plus the
+// rows extra; nil when the program is not warm.
 // Both stages of MaximizeMin share one.
-func (p *Program) layout(prob *lp.Problem, extra []place) *layout {
+func (p *Program) layout(nv int, extra []place) *layout {
 	if p.warm == nil {
 		return nil
 	}
-	vars, rows := p.places(prob, extra)
+	vars, rows := p.places(nv, extra)
 	return &layout{vars, rows}
 }
 
@@ -278,10 +279,11 @@ func (p *Program) keep(stage string, l *layout, b *lp.Basis) {
 	p.warm.stages[stage] = r
 }
 
-// places says what each of prob's variables and rows is: the program's
-// own, then the variables a solve added, then the rows it added (rows).
-func (p *Program) places(prob *lp.Problem, rows []place) (vars, all []place) {
-	vars = make([]place, prob.NumVars())
+// places says what each of a solve's nv variables and its rows are: the
+// program's own, then the variables the solve added, then the rows it
+// added (rows).
+func (p *Program) places(nv int, rows []place) (vars, all []place) {
+	vars = make([]place, nv)
 	base := p.prob.NumVars()
 	for i := base; i < len(vars); i++ {
 		vars[i] = place{s: slot{kind: slotExtra, n: i - base}}

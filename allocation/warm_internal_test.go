@@ -95,7 +95,7 @@ func pairStarts(p *Program, stage string) map[[3]string]lp.BasisStatus {
 	for j := range exprs {
 		exprs[j] = p.Throughput(j)
 	}
-	lay := p.layout(prob, p.exprPlaces(exprs))
+	lay := p.layout(prob.NumVars(), p.exprPlaces(exprs))
 	b := p.start(stage, lay)
 	out := make(map[[3]string]lp.BasisStatus)
 	for c, row := range p.px {
