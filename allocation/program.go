@@ -478,24 +478,29 @@ func (p *Program) MaximizeMin(ctx context.Context, exprs []Expr, tieBreak Expr) 
 	if !p.noCrash && len(exprs) >= cmp.Or(p.crashFrom, crashFrom) {
 		g, _ = p.lagrangian(exprs)
 	}
-	res, used, err := p.stageOne(ctx, eng, m, g, lay, bounds)
-	if err != nil || len(tieBreak.terms) == 0 {
+	res, x, used, err := p.stageOne(ctx, eng, m, g, lay, bounds)
+	if err != nil {
 		return res, err
+	}
+	if len(tieBreak.terms) == 0 {
+		res.X, res.Pairs = p.matrix(x)
+		return res, nil
 	}
 	tStar := res.Objective
 	m.raise(tStar-1e-9*math.Abs(tStar), tieBreak) // relative: t* may be tiny
-	return p.stageTwo(ctx, eng, m, g, lay, res, used)
+	return p.stageTwo(ctx, eng, m, g, lay, res, x, used)
 }
 
 // stageTwo maximizes m's tie-break, MaximizeMin's second stage with t at
-// least its floor, and sets res's shares to the optimum. Where crash's
+// least its floor, and sets res's shares to the optimum, or to stage
+// one's, x, where the whole LP fails numerically. Where crash's
 // view g applies, it solves over the jobs near a tie (see margin), from
 // the last prices warm kept, else from the prices of the optimum unless
 // there is a warm basis to start the engine from. The whole LP, from a
 // warm basis or crash's, is its fallback.
-func (p *Program) stageTwo(ctx context.Context, eng lp.Engine, m *maxMinLP, g *lagrangian, lay func() *layout, res *Result, used []bool) (*Result, error) {
+func (p *Program) stageTwo(ctx context.Context, eng lp.Engine, m *maxMinLP, g *lagrangian, lay func() *layout, res *Result, x []float64, used []bool) (*Result, error) {
 	whole := func(start *lp.Basis) (*Result, error) {
-		return p.tieBreakLP(ctx, eng, m.problem(), lay, res, used, start)
+		return p.tieBreakLP(ctx, eng, m.problem(), lay, res, x, used, start)
 	}
 	s, ok := p.priceTieBreak(g, m.tie, m.lower)
 	if !ok {
@@ -510,13 +515,13 @@ func (p *Program) stageTwo(ctx context.Context, eng lp.Engine, m *maxMinLP, g *l
 			return whole(nil)
 		}
 	}
-	x, lambda, err := p.margin(ctx, eng, m, s, prices)
+	two, lambda, err := p.margin(ctx, eng, m, s, prices)
 	switch {
 	case err != nil:
 		return nil, err
-	case x != nil:
+	case two != nil:
 		p.keepPrices("tie-break", lambda)
-		res.X, res.Pairs = p.matrix(x)
+		res.X, res.Pairs = p.matrix(two)
 		return res, nil
 	}
 	if start := p.start("tie-break", lay()); start != nil || !g.plain {
@@ -526,9 +531,9 @@ func (p *Program) stageTwo(ctx context.Context, eng lp.Engine, m *maxMinLP, g *l
 }
 
 // tieBreakLP solves the second stage, prob, whole by the engine from
-// start, and sets res's shares to its optimum; where it fails numerically
-// res keeps stage one's.
-func (p *Program) tieBreakLP(ctx context.Context, eng lp.Engine, prob *lp.Problem, lay func() *layout, res *Result, used []bool, start *lp.Basis) (*Result, error) {
+// start, and sets res's shares to its optimum; where it fails numerically,
+// to stage one's, x.
+func (p *Program) tieBreakLP(ctx context.Context, eng lp.Engine, prob *lp.Problem, lay func() *layout, res *Result, x []float64, used []bool, start *lp.Basis) (*Result, error) {
 	p.keepPrices("tie-break", nil) // the basis is the start to take next
 	sol, _, err := p.solve(ctx, eng, prob, start, used)
 	switch {
@@ -538,7 +543,8 @@ func (p *Program) tieBreakLP(ctx context.Context, eng lp.Engine, prob *lp.Proble
 	case ctx.Err() != nil:
 		return nil, err
 	case errors.Is(err, lp.ErrInfeasible), errors.Is(err, lp.ErrNumerical):
-		// keep the first-stage optimum: it is still optimal for t.
+		// the first-stage optimum is still optimal for t.
+		res.X, res.Pairs = p.matrix(x)
 	default:
 		return nil, err
 	}
@@ -551,8 +557,10 @@ func (p *Program) tieBreakLP(ctx context.Context, eng lp.Engine, prob *lp.Proble
 const byReach = "reach"
 
 // stageOne maximizes t over m, MaximizeMin's first stage, and returns the
-// result and the pair columns it used.
-func (p *Program) stageOne(ctx context.Context, eng lp.Engine, m *maxMinLP, g *lagrangian, lay func() *layout, bounds []float64) (*Result, []bool, error) {
+// result without its shares, the values of m's variables at the optimum,
+// and the pair columns it used. The shares wait for the caller: stage two
+// replaces them but where it fails.
+func (p *Program) stageOne(ctx context.Context, eng lp.Engine, m *maxMinLP, g *lagrangian, lay func() *layout, bounds []float64) (*Result, []float64, []bool, error) {
 	n := len(bounds)
 	res := &Result{Bottleneck: make([]bool, n)}
 	var start *lp.Basis
@@ -561,29 +569,27 @@ func (p *Program) stageOne(ctx context.Context, eng lp.Engine, m *maxMinLP, g *l
 	} else {
 		if plans, ok := g.capped(); ok {
 			res.Objective, res.Engine = slices.Min(bounds), byReach
-			res.X, res.Pairs = p.matrix(p.planned(m.numVars(), g, plans))
 			for i, b := range bounds {
 				res.Bottleneck[i] = reached(b, res.Objective)
 			}
-			return res, nil, nil
+			return res, p.planned(m.numVars(), g, plans), nil, nil
 		}
 		one, basis, err := p.pricedStageOne(ctx, eng, m, g, lay, bounds)
-		if err != nil || one != nil {
-			if one != nil {
-				res.Objective, res.Engine, res.Bottleneck = one.t, one.engine, one.bottleneck
-				res.X, res.Pairs = p.matrix(one.x)
-			}
-			return res, nil, err
+		switch {
+		case err != nil:
+			return nil, nil, nil, err
+		case one != nil:
+			res.Objective, res.Engine, res.Bottleneck = one.t, one.engine, one.bottleneck
+			return res, one.x, nil, nil
 		}
 		start = basis
 	}
 	sol, used, err := p.solve(ctx, eng, m.problem(), start, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	p.keep("max-min", lay(), sol.Basis)
 	res.Objective, res.Engine = sol.Objective, sol.Engine
-	res.X, res.Pairs = p.matrix(sol.X)
 	// Raising e_i's requirement above t* lowers the optimum when its row's
 	// dual is nonzero; an expression already at its own upper bound cannot
 	// rise either. The duals of these rows and of t's bound sum to 1, so at
@@ -591,7 +597,7 @@ func (p *Program) stageOne(ctx context.Context, eng lp.Engine, m *maxMinLP, g *l
 	for i := range n {
 		res.Bottleneck[i] = math.Abs(sol.Duals[m.first+i]) > 1e-9 || reached(bounds[i], sol.Objective)
 	}
-	return res, used, nil
+	return res, sol.X, used, nil
 }
 
 // reached reports whether an expression whose upper bound is bound cannot
