@@ -675,7 +675,7 @@ func (g *lagrangian) tieBreakPlans(d [][]float64, lambda []float64, floor float6
 	return value, u, true
 }
 
-// basis returns a starting basis for the second stage, prob: each job's
+// basis returns a starting basis for the second stage, m: each job's
 // best plan at the prices, and the jobs nearest a tie to fill the count.
 func (s *pricedTieBreak) basis(p *Program, m *maxMinLP, lambda []float64) *lp.Basis {
 	g, d, floor, first := s.g, s.d, s.floor, m.first

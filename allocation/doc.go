@@ -85,7 +85,9 @@
 //     program at 2048 jobs the LPs hold 32 to 64 jobs instead of 2,048
 //     (TestMarginFewJobs; TestMarginSameOptimum and TestMarginFloors start
 //     from random prices as well, compare with the slack start, and check
-//     every bottleneck stage one names with an LP of its own).
+//     every bottleneck stage one names with an LP of its own). These LPs
+//     read the program's rows in place, and the whole LP is built only
+//     where an engine must solve it (TestRestrictReadsInPlace).
 //   - Where more than a quarter of the jobs stay near a tie, the whole LP
 //     starts from a basis built from the prices instead of the slack basis
 //     (crash; TestCrashSameOptimum), which saves the engine thousands of
