@@ -169,6 +169,13 @@ type lagrangian struct {
 	// plain: job j has expression j, and there are no floor rows; crash's
 	// bases know only this shape.
 	plain bool
+	flat  []float64 // backs a, one allocation for every job
+}
+
+// row returns job j's part of flat, for a[j].
+func (g *lagrangian) row(j int) []float64 {
+	nk := len(g.capacity)
+	return g.flat[j*nk : (j+1)*nk : (j+1)*nk]
 }
 
 // lagrangian returns the program's view for max-min over exprs, or false
@@ -182,7 +189,7 @@ func (p *Program) lagrangian(exprs []Expr) (*lagrangian, bool) {
 	}
 	n, at := len(p.gpus), p.shares()
 	g := &lagrangian{a: make([][]float64, n), gpus: make([]float64, n), capacity: p.capacity, reach: math.Inf(1),
-		expr: make([]int, n), floor: make([]float64, n), at: at, plain: len(exprs) == n}
+		expr: make([]int, n), floor: make([]float64, n), at: at, plain: len(exprs) == n, flat: make([]float64, n*len(p.types))}
 	for j := range n {
 		g.expr[j] = -1
 		g.gpus[j] = float64(p.Count(j) * p.gpus[j])
@@ -208,7 +215,7 @@ func (p *Program) lagrangian(exprs []Expr) (*lagrangian, bool) {
 	}
 	for j, a := range g.a {
 		if a == nil { // no expression, no floor: any share will do
-			g.a[j] = make([]float64, len(p.types))
+			g.a[j] = g.row(j)
 			for k, v := range p.x[j] {
 				if v >= 0 {
 					g.a[j][k] = 1
@@ -242,7 +249,7 @@ func (p *Program) own(g *lagrangian, at []int, terms []lp.Term) (int, bool) {
 	if j < 0 || g.a[j] != nil {
 		return 0, false
 	}
-	g.a[j] = make([]float64, nk)
+	g.a[j] = g.row(j)
 	for _, tm := range terms {
 		g.a[j][at[tm.Var]%nk] += tm.Coef
 	}
@@ -281,18 +288,13 @@ var idle = plan{k: -1, l: -1}
 // growth; false means t is out of j's reach.
 func (g *lagrangian) cheapest(lambda []float64, j int, t float64) (plan, bool) {
 	a := g.a[j]
-	best := plan{k: -1, l: -1, cost: math.Inf(1), growth: math.Inf(1), next: math.Inf(1)}
-	try := func(pl plan) {
-		switch {
-		case pl.cost < best.cost:
-			pl.next = best.cost
-			best = pl
-		case pl.cost < best.next:
-			best.next = pl.cost
-		}
-	}
+	var buf [8]float64 // each type's round, worked out once for the pairs
+	rounds := buf[:0]
 	for k := range a {
-		rk := g.round(lambda, j, k)
+		rounds = append(rounds, g.round(lambda, j, k))
+	}
+	best := plan{k: -1, l: -1, cost: math.Inf(1), growth: math.Inf(1), next: math.Inf(1)}
+	for k, rk := range rounds {
 		switch {
 		case math.IsInf(rk, 1):
 		case t == 0:
@@ -300,19 +302,30 @@ func (g *lagrangian) cheapest(lambda []float64, j int, t float64) (plan, bool) {
 				best = plan{k: k, l: -1, growth: c}
 			}
 		case a[k] >= t:
-			try(plan{k: k, l: -1, cost: t * rk / a[k], growth: rk / a[k]})
+			best.consider(plan{k: k, l: -1, cost: t * rk / a[k], growth: rk / a[k]})
 		default: // k alone falls short of t: share the round with a faster l
-			for l := range a {
-				rl := g.round(lambda, j, l)
+			for l, rl := range rounds {
 				if math.IsInf(rl, 1) || a[l] < t {
 					continue
 				}
 				xl := (t - a[k]) / (a[l] - a[k])
-				try(plan{k: k, l: l, xl: xl, cost: rk + (rl-rk)*xl, growth: (rl - rk) / (a[l] - a[k])})
+				best.consider(plan{k: k, l: l, xl: xl, cost: rk + (rl-rk)*xl, growth: (rl - rk) / (a[l] - a[k])})
 			}
 		}
 	}
 	return best, best.k >= 0
+}
+
+// consider makes pl the best plan where it costs less, and keeps the
+// runner-up's cost in next.
+func (best *plan) consider(pl plan) {
+	switch {
+	case pl.cost < best.cost:
+		pl.next = best.cost
+		*best = pl
+	case pl.cost < best.next:
+		best.next = pl.cost
+	}
 }
 
 // plans returns C(t, λ), its slope in t and the GPUs of each type the
@@ -475,9 +488,9 @@ func (p *Program) shares() []int {
 // another variable.
 func (g *lagrangian) perShare(e Expr) ([][]float64, bool) {
 	nk, at := len(g.capacity), g.at
-	d := make([][]float64, len(g.a))
+	d, flat := make([][]float64, len(g.a)), make([]float64, len(g.a)*nk)
 	for j := range d {
-		d[j] = make([]float64, nk)
+		d[j] = flat[j*nk : (j+1)*nk : (j+1)*nk]
 	}
 	for _, tm := range e.terms {
 		if tm.Var >= len(at) || at[tm.Var] < 0 {
@@ -497,27 +510,24 @@ type vertex struct {
 
 // best returns job j's most profitable vertex at prices lambda, its
 // profit, and the profit of the next most profitable; false if the floor
-// is out of the job's reach.
+// is out of the job's reach. It runs for every job at every price margin
+// tries, so each type's profit per share is worked out once (gain's
+// products, in gain's order).
 func (g *lagrangian) best(d [][]float64, lambda []float64, j int, floor float64) (vertex, float64, float64, bool) {
-	a := g.a[j]
-	out, most, next := vertex{k: -1, l: -1}, math.Inf(-1), math.Inf(-1)
-	found := false
-	try := func(v vertex) {
-		found = true
-		gain := g.gain(d, lambda, j, v)
-		switch {
-		case gain > most:
-			out, most, next = v, gain, most
-		case gain > next:
-			next = gain
-		}
+	a, dj, per := g.a[j], d[j], g.gpus[j]
+	var buf [8]float64
+	profit := buf[:0]
+	for k := range a {
+		profit = append(profit, dj[k]-lambda[k]*per)
 	}
+	r := ranking{out: vertex{k: -1, l: -1}, most: math.Inf(-1), next: math.Inf(-1)}
 	for k := range a {
 		if !(a[k] > 0) || a[k] < floor {
 			continue
 		}
-		try(vertex{k: k, l: -1, xk: floor / a[k]})
-		try(vertex{k: k, l: -1, xk: 1})
+		xk := floor / a[k]
+		r.try(vertex{k: k, l: -1, xk: xk}, xk*profit[k])
+		r.try(vertex{k: k, l: -1, xk: 1}, profit[k])
 	}
 	for k := range a {
 		if !(a[k] > 0) || a[k] >= floor {
@@ -526,14 +536,32 @@ func (g *lagrangian) best(d [][]float64, lambda []float64, j int, floor float64)
 		for l := range a {
 			if a[l] > floor {
 				xl := (floor - a[k]) / (a[l] - a[k])
-				try(vertex{k: k, l: l, xk: 1 - xl, xl: xl})
+				xk := 1 - xl
+				r.try(vertex{k: k, l: l, xk: xk, xl: xl}, xk*profit[k]+xl*profit[l])
 			}
 		}
 	}
 	if !(floor > 0) {
-		try(vertex{k: -1, l: -1}) // idle
+		r.try(vertex{k: -1, l: -1}, 0) // idle
 	}
-	return out, most, next, found
+	return r.out, r.most, r.next, r.found
+}
+
+// ranking keeps best's most profitable vertex and the two best profits.
+type ranking struct {
+	out        vertex
+	most, next float64
+	found      bool
+}
+
+func (r *ranking) try(v vertex, gain float64) {
+	r.found = true
+	switch {
+	case gain > r.most:
+		r.out, r.most, r.next = v, gain, r.most
+	case gain > r.next:
+		r.next = gain
+	}
 }
 
 // gain is what vertex v earns job j at prices lambda: its tie-break net of
