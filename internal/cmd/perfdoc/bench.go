@@ -26,10 +26,13 @@ var procs = regexp.MustCompile(`-\d+$`)
 // parse reads go test -bench output, the format benchstat reads: the
 // "goos:", "goarch:" and "cpu:" lines into meta, "pkg:" lines, and
 // benchmark lines; anything else (PASS, ok, logs) is skipped. A benchmark
-// line that does not parse is an error naming its line.
+// line that does not parse is an error naming its line. A benchmark run
+// again (scripts/bench.sh reruns the fastest ones for more iterations)
+// takes its first run's place.
 func parse(r io.Reader) (out []result, meta map[string]string, err error) {
 	meta = make(map[string]string)
 	pkg := ""
+	at := make(map[string]int) // "pkg name" → its index in out
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for line := 1; sc.Scan(); line++ {
@@ -66,6 +69,12 @@ func parse(r io.Reader) (out []result, meta map[string]string, err error) {
 			}
 			res.Metrics[f[i+1]] = v
 		}
+		key := res.Pkg + " " + res.Name
+		if i, ok := at[key]; ok {
+			out[i] = res
+			continue
+		}
+		at[key] = len(out)
 		out = append(out, res)
 	}
 	return out, meta, sc.Err()

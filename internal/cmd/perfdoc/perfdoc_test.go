@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -40,6 +42,22 @@ func TestParse(t *testing.T) {
 	}
 	if rs[5].Pkg != module+"sim" || rs[5].Metrics["rounds/s"] != 7600 {
 		t.Errorf("last result %+v", rs[5])
+	}
+}
+
+// A benchmark run again replaces its first run, in the first run's place.
+func TestParseRerun(t *testing.T) {
+	in := "pkg: a\nBenchmarkX-2 5 9 ns/op\nBenchmarkY-2 5 7 ns/op\npkg: b\nBenchmarkX-2 5 8 ns/op\npkg: a\nBenchmarkX-2 200 3 ns/op\n"
+	rs, _, err := parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rs {
+		got = append(got, fmt.Sprintf("%s %s %d %v", r.Pkg, r.Name, r.N, r.Metrics["ns/op"]))
+	}
+	if want := []string{"a X 200 3", "a Y 5 7", "b X 5 8"}; !slices.Equal(got, want) {
+		t.Errorf("parse: %q, want %q", got, want)
 	}
 }
 

@@ -154,8 +154,9 @@ func render(rs []result, meta map[string]string) string {
 	b.WriteString("# Performance\n\n")
 	b.WriteString("Written by `bash scripts/bench.sh`, which runs every benchmark of the\n")
 	b.WriteString("module (`go test -tags clp -bench . -benchmem`, 5 iterations, or 1 where an\n")
-	b.WriteString("iteration takes seconds) and keeps the raw output in `docs/performance.txt`,\n")
-	b.WriteString("for benchstat. ")
+	b.WriteString("iteration takes seconds; gavel's BenchmarkLAS and BenchmarkWarm, which take\n")
+	b.WriteString("milliseconds, run again for 100) and keeps the raw output in\n")
+	b.WriteString("`docs/performance.txt`, for benchstat. ")
 	fmt.Fprintf(&b, "Machine: %s, %s/%s.\nEvery figure is one run on a small, noisy machine: compare ratios within\none run, not figures across runs.\n\n",
 		cmp.Or(meta["cpu"], "unknown CPU"), meta["goos"], meta["goarch"])
 	b.WriteString("## Targets\n\n")
