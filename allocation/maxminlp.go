@@ -25,7 +25,7 @@ type maxMinLP struct {
 	first  int // the first expression's row
 	lower  float64
 	upper  float64 // t's bounds
-	two    bool    // stage two: the objective is tieBreak
+	two    bool    // stage two: the objective is tie
 	tie    Expr
 	whole  *lp.Problem
 	perVar []float64 // stage two's objective per variable, once summed
