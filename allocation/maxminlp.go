@@ -25,8 +25,7 @@ type maxMinLP struct {
 	first  int // the first expression's row
 	lower  float64
 	upper  float64 // t's bounds
-	two    bool    // stage two: the objective is tie
-	tie    Expr
+	tie    Expr    // stage two's objective; none in stage one
 	whole  *lp.Problem
 	perVar []float64 // stage two's objective per variable, once summed
 }
@@ -37,6 +36,10 @@ func newMaxMinLP(p *Program, exprs []Expr, upper float64) *maxMinLP {
 }
 
 func (m *maxMinLP) numVars() int { return m.t + 1 }
+
+// two reports whether m is in stage two: MaximizeMin raises m only with
+// a tie-break to maximize.
+func (m *maxMinLP) two() bool    { return len(m.tie.terms) > 0 }
 func (m *maxMinLP) numRows() int { return m.first + len(m.exprs) }
 
 // problem returns the LP whole, built on the first call.
@@ -59,7 +62,7 @@ func (m *maxMinLP) problem() *lp.Problem {
 		row = append(append(row[:0], e.terms...), lp.Term{Var: m.t, Coef: -1})
 		prob.AddRow(-e.constant, lp.Inf, row...)
 	}
-	if m.two {
+	if m.two() {
 		m.setObjective(prob)
 	}
 	m.whole = prob
@@ -68,7 +71,7 @@ func (m *maxMinLP) problem() *lp.Problem {
 
 // raise makes m stage two: t at least floor, maximizing tieBreak.
 func (m *maxMinLP) raise(floor float64, tieBreak Expr) {
-	m.lower, m.upper, m.two, m.tie = floor, lp.Inf, true, tieBreak
+	m.lower, m.upper, m.tie = floor, lp.Inf, tieBreak
 	if m.whole != nil {
 		m.setObjective(m.whole)
 	}
@@ -86,13 +89,13 @@ func (m *maxMinLP) setObjective(prob *lp.Problem) {
 // variable returns variable v's bounds and objective coefficient.
 func (m *maxMinLP) variable(v int) (lower, upper, obj float64) {
 	if v == m.t {
-		if m.two {
+		if m.two() {
 			return m.lower, m.upper, 0
 		}
 		return m.lower, m.upper, 1
 	}
 	lower, upper, _ = m.p.prob.Var(v) // the base program's objective is 0
-	if !m.two {
+	if !m.two() {
 		return lower, upper, 0
 	}
 	if m.perVar == nil {

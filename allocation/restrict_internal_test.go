@@ -10,9 +10,10 @@ import (
 )
 
 // restrictWhole is restrict as it reads the whole LP, prob: every row
-// scanned, those with no share left to choose dropped but capacity rows.
-// It is the reference restrict's shortcut, which reads only the rows of
-// the jobs in, must match.
+// scanned, each built by restrictRow, those with no share left to choose
+// dropped but capacity rows. It is the reference restrict's shortcut,
+// which reads only the rows of the jobs in, and the expressions with t
+// added as a last term, must match.
 func restrictWhole(p *Program, prob *lp.Problem, in []bool, c, e []float64, t int, tFree bool) restriction {
 	r := restriction{sub: &lp.Problem{Sense: prob.Sense}, capacity: make([]int, len(p.types)), rows: make([]int, prob.NumRows()), t: -1}
 	index := make([]int, prob.NumVars())
@@ -32,33 +33,11 @@ func restrictWhole(p *Program, prob *lp.Problem, in []bool, c, e []float64, t in
 			}
 		}
 	}
+	put := restrictRow(&r, index, c, e)
 	for i := range prob.NumRows() {
 		lower, upper, row := prob.Row(i)
-		var terms []lp.Term
-		shift, onT, free := 0.0, 0.0, false
-		for _, tm := range row {
-			switch v := index[tm.Var]; {
-			case v == r.t && v >= 0:
-				onT += tm.Coef
-			case v >= 0:
-				terms = append(terms, lp.Term{Var: v, Coef: tm.Coef})
-				free = true
-			default:
-				shift += tm.Coef * c[tm.Var]
-				if e != nil {
-					onT += tm.Coef * e[tm.Var]
-				}
-			}
-		}
 		isCapacity := i < len(p.rows) && p.rows[i].kind == 0 && p.rows[i].s.kind == slotCapacity
-		r.rows[i] = -1
-		if !free && !isCapacity {
-			continue
-		}
-		if onT != 0 {
-			terms = append(terms, lp.Term{Var: r.t, Coef: onT})
-		}
-		r.rows[i] = r.sub.AddRow(lower-shift, upper-shift, terms...)
+		r.rows[i] = put(lower, upper, row, lp.Term{}, isCapacity)
 		if isCapacity {
 			r.capacity[p.rows[i].s.n] = r.rows[i]
 		}
